@@ -1,0 +1,31 @@
+"""The eight three-in-a-row lines of a 3x3 grid, shared by tic-tac-toe and ultimate tic-tac-toe."""
+
+from __future__ import annotations
+
+LINES: tuple[tuple[int, int, int], ...] = (
+    (0, 1, 2), (3, 4, 5), (6, 7, 8),  # rows
+    (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
+    (0, 4, 8), (2, 4, 6),  # diagonals
+)
+"""Cell indices (row-major 0-8) of every line."""
+
+LINE_MASKS: tuple[int, ...] = tuple((1 << a) | (1 << b) | (1 << c) for a, b, c in LINES)
+"""Each line as a 9-bit mask (bit = cell index)."""
+
+MASKS_THROUGH: tuple[tuple[int, ...], ...] = tuple(
+    tuple(mask for mask in LINE_MASKS if mask >> cell & 1) for cell in range(9)
+)
+"""For each cell, the masks of the lines passing through it (2 to 4 of them)."""
+
+FULL = 0x1FF
+"""All nine cells."""
+
+
+def has_line(bits: int) -> bool:
+    """True when the 9-bit mask ``bits`` contains a complete line."""
+    return any(bits & mask == mask for mask in LINE_MASKS)
+
+
+def completes_line(bits: int, cell: int) -> bool:
+    """True when ``bits`` has a line through ``cell``: the cheap test right after a move there."""
+    return any(bits & mask == mask for mask in MASKS_THROUGH[cell])
