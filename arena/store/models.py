@@ -1,0 +1,127 @@
+"""The ORM models. The schema itself is owned by the Alembic migrations.
+
+A test compares these models with the migrated schema (Alembic autogenerate
+must find no difference), so a change here needs a new revision in
+``migrations/versions``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Explicit constraint names so PostgreSQL and SQLite agree with the migrations.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+MATCH_STATUSES = ("live", "finished", "aborted")
+"""Every value ``matches.status`` may hold."""
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the shared metadata."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Bot(Base):
+    """A registered bot account; only a hash of its token is kept."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    active: Mapped[bool] = mapped_column(Boolean)
+
+
+class Match(Base):
+    """One match between two bots, live or over."""
+
+    __tablename__ = "matches"
+    __table_args__ = (
+        CheckConstraint("status IN ('live', 'finished', 'aborted')", name="status"),
+        Index("ix_matches_status_started_at", "status", "started_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    player0_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    player1_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    move_ms: Mapped[int] = mapped_column(Integer)
+    bank_ms: Mapped[int] = mapped_column(Integer)
+    rated: Mapped[bool] = mapped_column(Boolean)
+    status: Mapped[str] = mapped_column(String(16))
+    winner: Mapped[int | None] = mapped_column(SmallInteger)
+    result: Mapped[str | None] = mapped_column(String(8))
+    termination: Mapped[str | None] = mapped_column(String(32))
+    fault: Mapped[str | None] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Move(Base):
+    """One move of one match; ``(match_id, ply)`` is unique."""
+
+    __tablename__ = "moves"
+
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    ply: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player: Mapped[int] = mapped_column(SmallInteger)
+    move: Mapped[int] = mapped_column(Integer)
+    think_ms: Mapped[int] = mapped_column(Integer)
+    rtt_ms: Mapped[int] = mapped_column(Integer)
+    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Rating(Base):
+    """A bot's current rating and rated record in one game."""
+
+    __tablename__ = "ratings"
+
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    rating: Mapped[float] = mapped_column(Double)
+    games: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    draws: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+
+
+class RatingHistory(Base):
+    """One rating change; ids increase in the order the changes committed."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (
+        Index("ix_rating_history_bot_id_game", "bot_id", "game", "id"),
+        Index("ix_rating_history_match_id", "match_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    game: Mapped[str] = mapped_column(String(32))
+    match_id: Mapped[str] = mapped_column(ForeignKey("matches.id"))
+    before: Mapped[float] = mapped_column(Double)
+    after: Mapped[float] = mapped_column(Double)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

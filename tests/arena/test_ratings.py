@@ -1,0 +1,115 @@
+"""Elo arithmetic: exact values, conservation, and the benchmark interval helper."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.ratings import (
+    DEFAULT_K,
+    DEFAULT_RATING,
+    elo_difference_interval,
+    elo_update,
+    expected_score,
+    score_to_elo,
+)
+
+ratings = st.floats(min_value=0.0, max_value=4000.0, allow_nan=False)
+
+
+def test_defaults() -> None:
+    assert DEFAULT_RATING == 1500.0
+    assert DEFAULT_K == 32.0
+
+
+def test_expected_score_known_values() -> None:
+    assert expected_score(1500.0, 1500.0) == 0.5
+    assert expected_score(1900.0, 1500.0) == pytest.approx(10 / 11)
+    assert expected_score(1500.0, 1900.0) == pytest.approx(1 / 11)
+
+
+def test_equal_ratings_move_half_k() -> None:
+    assert elo_update(1500.0, 1500.0, 1.0, 32.0) == (1516.0, 1484.0)
+    assert elo_update(1500.0, 1500.0, 0.0, 32.0) == (1484.0, 1516.0)
+    assert elo_update(1500.0, 1500.0, 0.5, 32.0) == (1500.0, 1500.0)
+
+
+def test_draw_moves_ratings_towards_each_other() -> None:
+    high, low = elo_update(1700.0, 1500.0, 0.5, 32.0)
+    assert high < 1700.0
+    assert low > 1500.0
+
+
+def test_score_out_of_range_is_rejected() -> None:
+    with pytest.raises(ValueError):
+        elo_update(1500.0, 1500.0, 1.5, 32.0)
+
+
+@settings(derandomize=True)
+@given(ratings, ratings)
+def test_expected_scores_sum_to_one(ra: float, rb: float) -> None:
+    assert expected_score(ra, rb) + expected_score(rb, ra) == pytest.approx(1.0)
+
+
+@settings(derandomize=True)
+@given(ratings, ratings, st.sampled_from([0.0, 0.5, 1.0]))
+def test_update_conserves_points_and_is_bounded(ra: float, rb: float, score: float) -> None:
+    na, nb = elo_update(ra, rb, score, 32.0)
+    assert na - ra == pytest.approx(rb - nb, abs=1e-9)
+    assert abs(na - ra) <= 32.0
+    if score == 1.0:
+        assert na >= ra
+    if score == 0.0:
+        assert na <= ra
+
+
+def test_update_is_deterministic_bit_for_bit() -> None:
+    # The store relies on this to make rebuild_ratings reproduce stored ratings.
+    assert elo_update(1523.25, 1477.125, 1.0, 24.0) == elo_update(1523.25, 1477.125, 1.0, 24.0)
+
+
+def test_score_to_elo() -> None:
+    assert score_to_elo(0.5) == 0.0
+    assert score_to_elo(0.75) == pytest.approx(190.85, abs=0.01)
+    assert score_to_elo(1.0) == math.inf
+    assert score_to_elo(0.0) == -math.inf
+
+
+def test_interval_of_an_even_match_is_symmetric_around_zero() -> None:
+    elo, low, high = elo_difference_interval(40, 20, 40)
+    assert elo == 0.0
+    assert low == pytest.approx(-high)
+    assert low < 0.0 < high
+
+
+def test_interval_known_value() -> None:
+    # 75 wins, 25 losses: score 0.75, per-game sd sqrt(0.1875), se 0.0433.
+    elo, low, high = elo_difference_interval(75, 0, 25)
+    margin = 1.959963984540054 * math.sqrt(0.1875 / 100)
+    assert elo == pytest.approx(190.85, abs=0.01)
+    assert low == pytest.approx(score_to_elo(0.75 - margin))
+    assert high == pytest.approx(score_to_elo(0.75 + margin))
+
+
+def test_interval_narrows_with_more_games_and_with_draws() -> None:
+    _, low_small, high_small = elo_difference_interval(6, 0, 4)
+    _, low_big, high_big = elo_difference_interval(600, 0, 400)
+    assert high_big - low_big < high_small - low_small
+    _, low_draws, high_draws = elo_difference_interval(30, 40, 30)
+    _, low_decisive, high_decisive = elo_difference_interval(50, 0, 50)
+    assert high_draws - low_draws < high_decisive - low_decisive
+
+
+def test_interval_of_a_clean_sweep_is_unbounded() -> None:
+    elo, _, high = elo_difference_interval(10, 0, 0)
+    assert elo == math.inf
+    assert high == math.inf
+
+
+@pytest.mark.parametrize("counts", [(0, 0, 0), (-1, 2, 3)])
+def test_interval_rejects_bad_counts(counts: tuple[int, int, int]) -> None:
+    with pytest.raises(ValueError):
+        elo_difference_interval(*counts)
