@@ -26,8 +26,9 @@ def api_playout(state: GameState, rng: random.Random) -> object:
     return state.outcome()
 
 
-def rate(playout: Callable[[GameState, random.Random], object], name: str, seconds: float,
-         seed: int) -> float:
+def rate(
+    playout: Callable[[GameState, random.Random], object], name: str, seconds: float, seed: int
+) -> float:
     """Playouts per second of ``playout`` from the initial position of ``name``."""
     start_state = new_game(name)
     rng = random.Random(seed)
@@ -53,8 +54,10 @@ def main() -> None:
     def fast(state: GameState, rng: random.Random) -> object:
         return state.random_playout(rng)
 
-    print(f"random playouts/s from the initial position, median of {args.repeats} x "
-          f"{args.seconds:g} s, one core")
+    print(
+        f"random playouts/s from the initial position, median of {args.repeats} x "
+        f"{args.seconds:g} s, one core"
+    )
     print(f"{'game':<12} {'random_playout':>15} {'play() API':>12} {'ratio':>7}")
     for name in GAMES:
         fast_rates = [rate(fast, name, args.seconds, seed) for seed in range(args.repeats)]

@@ -1,0 +1,223 @@
+"""Messages a client (bot or spectator) sends to the server.
+
+Every client message may carry a last field ``id``: a correlation string the
+server echoes in its reply (``id``) or in an ``error`` (``ref``).
+"""
+
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal
+
+from protocol.messages.codes import MAX_COUNT
+from protocol.messages.spec import (
+    Choice,
+    Int,
+    Message,
+    NotNull,
+    Nullable,
+    Obj,
+    OneOf,
+    Rule,
+    Str,
+)
+from protocol.messages.values import (
+    BOT_NAME,
+    GAME_NAME,
+    SERVER_ID,
+    Analysis,
+    BotName,
+    GameName,
+    MoveNumber,
+    Ply,
+    RequestId,
+    ServerId,
+    TimeControl,
+)
+
+TOKEN_PATTERN = r"[!-~]{1,256}"
+"""A bot's secret: 1-256 visible ASCII characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(Message):
+    """The first message on every connection: who you are and which protocol version you speak.
+
+    Bots must give ``name`` and ``token``; ``max_matches`` is how many matches
+    the bot is willing to play at once.
+    """
+
+    type: ClassVar[str] = "hello"
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule({"role": OneOf(("bot",))}, {"name": NotNull()}, "a bot hello needs a name"),
+        Rule({"role": OneOf(("bot",))}, {"token": NotNull()}, "a bot hello needs a token"),
+    )
+
+    role: Annotated[Literal["bot", "spectator"], Choice(("bot", "spectator"))]
+    version: Annotated[int, Int(0, (1 << 31) - 1)]
+    name: Annotated[str | None, Nullable(BOT_NAME)] = None
+    token: Annotated[str | None, Nullable(Str(256, TOKEN_PATTERN, 1))] = None
+    max_matches: Annotated[int, Int(1, 64)] = 1
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Seek(Message):
+    """Ask to be paired with another bot seeking the same game and time control."""
+
+    type: ClassVar[str] = "seek"
+
+    game: GameName
+    time_control: Annotated[TimeControl, Obj(TimeControl)]
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class CancelSeek(Message):
+    """Withdraw pending seeks: for one game, or all of them when ``game`` is omitted."""
+
+    type: ClassVar[str] = "cancel_seek"
+
+    game: Annotated[str | None, Nullable(GAME_NAME)] = None
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge(Message):
+    """Invite one named bot to a match; it answers with ``accept`` or ``decline``."""
+
+    type: ClassVar[str] = "challenge"
+
+    opponent: BotName
+    game: GameName
+    time_control: Annotated[TimeControl, Obj(TimeControl)]
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Accept(Message):
+    """Accept a challenge you received; the match starts with ``match_start``."""
+
+    type: ClassVar[str] = "accept"
+
+    challenge_id: ServerId
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decline(Message):
+    """Decline a challenge you received."""
+
+    type: ClassVar[str] = "decline"
+
+    challenge_id: ServerId
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Move(Message):
+    """Your move in answer to ``your_turn``; ``ply`` must echo that ``your_turn``'s ply."""
+
+    type: ClassVar[str] = "move"
+
+    match_id: ServerId
+    ply: Ply
+    move: MoveNumber
+    analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resign(Message):
+    """Give up a match you play."""
+
+    type: ClassVar[str] = "resign"
+
+    match_id: ServerId
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Watch(Message):
+    """Spectate one match, or every live match when ``match_id`` is omitted.
+
+    ``since`` (only with a ``match_id``) is the last event number already seen:
+    the server replays the events after it instead of sending a snapshot.
+    """
+
+    type: ClassVar[str] = "watch"
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule({"since": NotNull()}, {"match_id": NotNull()}, "since needs a match_id"),
+    )
+
+    match_id: Annotated[str | None, Nullable(SERVER_ID)] = None
+    since: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unwatch(Message):
+    """Stop spectating one match, or everything when ``match_id`` is omitted."""
+
+    type: ClassVar[str] = "unwatch"
+
+    match_id: Annotated[str | None, Nullable(SERVER_ID)] = None
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardQuery(Message):
+    """Ask for a game's leaderboard; answered by a ``leaderboard`` reply."""
+
+    type: ClassVar[str] = "leaderboard"
+
+    game: GameName
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class GamesQuery(Message):
+    """Ask which games the server hosts; answered by a ``games`` reply."""
+
+    type: ClassVar[str] = "games"
+
+    id: RequestId = None
+
+
+ClientMessage = (
+    Hello
+    | Seek
+    | CancelSeek
+    | Challenge
+    | Accept
+    | Decline
+    | Move
+    | Resign
+    | Watch
+    | Unwatch
+    | LeaderboardQuery
+    | GamesQuery
+)
+"""Any message a client may send."""
+
+CLIENT_MESSAGE_TYPES: dict[str, type[ClientMessage]] = {
+    cls.type: cls
+    for cls in (
+        Hello,
+        Seek,
+        CancelSeek,
+        Challenge,
+        Accept,
+        Decline,
+        Move,
+        Resign,
+        Watch,
+        Unwatch,
+        LeaderboardQuery,
+        GamesQuery,
+    )
+}
+"""Client message classes by their ``type``."""
+
+SPECTATOR_MESSAGE_TYPES: frozenset[type[ClientMessage]] = frozenset(
+    {Watch, Unwatch, LeaderboardQuery, GamesQuery}
+)
+"""What a spectator may send after its hello; anything else is ``forbidden``."""

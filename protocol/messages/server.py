@@ -1,0 +1,300 @@
+"""Messages the server sends to bots and spectators.
+
+Replies to a request (``welcome``, ``snapshot``, ``leaderboard``, ``games``)
+carry the request's ``id``; an ``error`` carries it as ``ref``.
+"""
+
+from dataclasses import dataclass
+from typing import Annotated, ClassVar, Literal
+
+from protocol.errors import ProtocolError
+from protocol.messages.codes import MAX_COUNT
+from protocol.messages.spec import (
+    Array,
+    Bool,
+    Choice,
+    Float,
+    Int,
+    IsNull,
+    Message,
+    NotNull,
+    Nullable,
+    Obj,
+    OneOf,
+    Pair,
+    Rule,
+    Str,
+)
+from protocol.messages.values import (
+    BOT_NAME,
+    GAME_NAME,
+    MAX_PLY,
+    MOVE,
+    Analysis,
+    BotName,
+    Clocks,
+    Count,
+    GameName,
+    LeaderboardEntry,
+    Millis,
+    MoveNumber,
+    Moves,
+    Player,
+    Players,
+    Ply,
+    Position,
+    RatingChange,
+    RequestId,
+    ServerId,
+    TimeControl,
+)
+
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+"""Match results: player 0 won, player 1 won, draw, no result (aborted)."""
+TERMINATIONS = ("line", "draw", "timeout", "illegal_move", "disconnect", "resign", "aborted")
+"""Why a match ended; the values of ``protocol.games.base.Termination``."""
+FAULTS = ("bot", "infrastructure")
+"""Who is to blame for an abnormal end: a bot, or the server / network."""
+
+_TIME_CONTROL = Annotated[TimeControl, Obj(TimeControl)]
+_CLOCKS = Annotated[Clocks, Obj(Clocks)]
+_TEXT = Str(1024)
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome(Message):
+    """The answer to an accepted ``hello``: the agreed version and who the server thinks you are."""
+
+    type: ClassVar[str] = "welcome"
+
+    version: Annotated[int, Int(1, (1 << 31) - 1)]
+    role: Annotated[str, Choice(("bot", "spectator"))]
+    name: Annotated[str | None, Nullable(BOT_NAME)]
+    server: Annotated[str, Str(128)]
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeReceived(Message):
+    """Another bot challenges you: answer ``accept`` or ``decline`` with the ``challenge_id``."""
+
+    type: ClassVar[str] = "challenge"
+
+    challenge_id: ServerId
+    challenger: BotName
+    game: GameName
+    time_control: _TIME_CONTROL
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeDeclined(Message):
+    """The bot you challenged declined (or the challenge expired: ``by`` is then the server)."""
+
+    type: ClassVar[str] = "declined"
+
+    challenge_id: ServerId
+    by: BotName
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStart(Message):
+    """A match you play begins (or is re-sent after you reconnect, with the moves so far).
+
+    ``position`` is the start position; replay ``moves`` on it for the current one.
+    ``you`` is your player index (0 moves first).
+    """
+
+    type: ClassVar[str] = "match_start"
+
+    match_id: ServerId
+    game: GameName
+    players: Players
+    you: Annotated[int | None, Nullable(Int(0, 1))]
+    time_control: _TIME_CONTROL
+    position: Position
+    moves: Moves
+    ply: Ply
+    clocks: _CLOCKS
+
+
+@dataclass(frozen=True, slots=True)
+class YourTurn(Message):
+    """It is your move: answer with ``move`` echoing ``ply`` before the time runs out.
+
+    ``time_left_ms`` is all you may spend on this move (per-move limit plus bank,
+    less any time already elapsed); ``bank_ms`` is the bank part of it.
+    """
+
+    type: ClassVar[str] = "your_turn"
+
+    match_id: ServerId
+    ply: Ply
+    position: Position
+    legal_moves: Annotated[tuple[int, ...], Array(MOVE, 1, MAX_PLY)]
+    time_left_ms: Millis
+    bank_ms: Millis
+
+
+@dataclass(frozen=True, slots=True)
+class Moved(Message):
+    """A move was played (by ``player``, at ``ply``); ``position`` is the position after it."""
+
+    type: ClassVar[str] = "moved"
+
+    match_id: ServerId
+    ply: Ply
+    player: Player
+    move: MoveNumber
+    position: Position
+    think_ms: Millis
+    clocks: _CLOCKS
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd(Message):
+    """A match ended: the result, why, who was at fault, and the rating changes if rated."""
+
+    type: ClassVar[str] = "match_end"
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule({"winner": OneOf((0,))}, {"result": OneOf(("1-0",))}, "winner 0 means 1-0"),
+        Rule({"winner": OneOf((1,))}, {"result": OneOf(("0-1",))}, "winner 1 means 0-1"),
+        Rule(
+            {"winner": IsNull()},
+            {"result": OneOf(("1/2-1/2", "*"))},
+            "no winner means 1/2-1/2 or *",
+        ),
+        Rule({"fault": IsNull()}, {"faulty_player": IsNull()}, "faulty_player needs a fault"),
+        Rule({"fault": OneOf(("bot",))}, {"faulty_player": NotNull()}, "a bot fault names it"),
+    )
+
+    match_id: ServerId
+    winner: Annotated[int | None, Nullable(Int(0, 1))]
+    result: Annotated[str, Choice(RESULTS)]
+    termination: Annotated[str, Choice(TERMINATIONS)]
+    fault: Annotated[str | None, Nullable(Choice(FAULTS))]
+    faulty_player: Annotated[int | None, Nullable(Int(0, 1))]
+    rated: Annotated[bool, Bool()]
+    rating_changes: Annotated[tuple[RatingChange, ...], Array(Obj(RatingChange), 0, 2)]
+    reason: Annotated[str, _TEXT]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot(Message):
+    """The state of a watched match; the event stream continues after ``last_event``."""
+
+    type: ClassVar[str] = "snapshot"
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule({"status": OneOf(("finished",))}, {"end": NotNull()}, "a finished match has an end"),
+        Rule({"status": OneOf(("live",))}, {"end": IsNull()}, "a live match has no end"),
+    )
+
+    match_id: ServerId
+    game: GameName
+    players: Players
+    ratings: Annotated[tuple[float, float] | None, Nullable(Pair(Float()))]
+    time_control: _TIME_CONTROL
+    moves: Moves
+    position: Position
+    clocks: _CLOCKS
+    status: Annotated[Literal["live", "finished"], Choice(("live", "finished"))]
+    last_event: Count
+    end: Annotated[MatchEnd | None, Nullable(Obj(MatchEnd))]
+    analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event(Message):
+    """One numbered event of a match for spectators (``seq`` counts from 1 per match).
+
+    ``kind`` says which of ``moved`` / ``end`` is present; ``analysis`` is the
+    mover's report with a ``moved`` event, if it sent one.
+    """
+
+    type: ClassVar[str] = "event"
+    rules: ClassVar[tuple[Rule, ...]] = (
+        Rule({"kind": OneOf(("moved",))}, {"moved": NotNull()}, "a moved event carries moved"),
+        Rule({"kind": OneOf(("moved",))}, {"end": IsNull()}, "a moved event has no end"),
+        Rule({"kind": OneOf(("match_end",))}, {"end": NotNull()}, "a match_end event has end"),
+        Rule({"kind": OneOf(("match_end",))}, {"moved": IsNull()}, "an end event has no moved"),
+    )
+
+    match_id: ServerId
+    seq: Annotated[int, Int(1, MAX_COUNT)]
+    kind: Annotated[Literal["moved", "match_end"], Choice(("moved", "match_end"))]
+    moved: Annotated[Moved | None, Nullable(Obj(Moved))] = None
+    end: Annotated[MatchEnd | None, Nullable(Obj(MatchEnd))] = None
+    analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardReply(Message):
+    """A game's leaderboard, best first."""
+
+    type: ClassVar[str] = "leaderboard"
+
+    game: GameName
+    entries: Annotated[tuple[LeaderboardEntry, ...], Array(Obj(LeaderboardEntry), 0, 5000)]
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class GamesReply(Message):
+    """The games this server hosts."""
+
+    type: ClassVar[str] = "games"
+
+    games: Annotated[tuple[str, ...], Array(GAME_NAME, 0, 64)]
+    id: RequestId = None
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Message):
+    """Something you sent was refused; ``ref`` is that message's ``id`` if it had one."""
+
+    type: ClassVar[str] = "error"
+
+    code: Annotated[str, Str(64, r"[a-z0-9_]{1,64}", 1)]
+    message: Annotated[str, _TEXT]
+    ref: RequestId = None
+
+    @classmethod
+    def from_exception(cls, exc: ProtocolError) -> "Error":
+        """The error reply for a ``ProtocolError`` (its message clipped to fit)."""
+        return cls(str(exc.code), exc.message[:1024], exc.ref)
+
+
+ServerMessage = (
+    Welcome
+    | ChallengeReceived
+    | ChallengeDeclined
+    | MatchStart
+    | YourTurn
+    | Moved
+    | MatchEnd
+    | Snapshot
+    | Event
+    | LeaderboardReply
+    | GamesReply
+    | Error
+)
+"""Any message the server may send."""
+
+SERVER_MESSAGE_TYPES: dict[str, type[ServerMessage]] = {
+    cls.type: cls
+    for cls in (
+        Welcome,
+        ChallengeReceived,
+        ChallengeDeclined,
+        MatchStart,
+        YourTurn,
+        Moved,
+        MatchEnd,
+        Snapshot,
+        Event,
+        LeaderboardReply,
+        GamesReply,
+        Error,
+    )
+}
+"""Server message classes by their ``type``."""

@@ -1,0 +1,117 @@
+"""Field types shared by many messages, and the nested value objects.
+
+The ``Annotated`` aliases pair a Python type with its wire ``Spec``; the
+dataclasses here travel inside messages (a time control, clocks, an analysis).
+"""
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY
+from protocol.messages.spec import (
+    Array,
+    Bool,
+    Float,
+    Int,
+    Nullable,
+    Obj,
+    Pair,
+    Str,
+    Wire,
+)
+
+BOT_NAME_PATTERN = r"[A-Za-z0-9_.-]{1,32}"
+"""A bot's name: 1-32 letters, digits, ``_``, ``.``, ``-``."""
+GAME_NAME_PATTERN = r"[a-z0-9-]{1,32}"
+"""A game's registry name; whether the server hosts it is the server's call."""
+SERVER_ID_PATTERN = r"[A-Za-z0-9_.:-]{1,64}"
+"""Identifiers the server makes up: match and challenge ids."""
+REQUEST_ID_PATTERN = r"[!-~]{1,64}"
+"""A client's correlation id: 1-64 visible ASCII characters."""
+
+BOT_NAME = Str(32, BOT_NAME_PATTERN, 1)
+GAME_NAME = Str(32, GAME_NAME_PATTERN, 1)
+SERVER_ID = Str(64, SERVER_ID_PATTERN, 1)
+REQUEST_ID = Str(64, REQUEST_ID_PATTERN, 1)
+MOVE = Int(0, MAX_MOVE)
+MILLIS = Int(0, MAX_COUNT)
+
+BotName = Annotated[str, BOT_NAME]
+GameName = Annotated[str, GAME_NAME]
+ServerId = Annotated[str, SERVER_ID]
+RequestId = Annotated[str | None, Nullable(REQUEST_ID)]
+"""The optional ``id`` every client message may carry; echoed in replies and errors."""
+Ply = Annotated[int, Int(0, MAX_PLY)]
+"""Moves played before this one: the first move of a game is ply 0."""
+MoveNumber = Annotated[int, MOVE]
+Moves = Annotated[tuple[int, ...], Array(MOVE, 0, MAX_PLY)]
+Position = Annotated[str, Str(256, r"[ -~]{1,256}", 1)]
+"""A position in the game's text encoding (see docs/protocol.md)."""
+Player = Annotated[int, Int(0, 1)]
+Millis = Annotated[int, MILLIS]
+Count = Annotated[int, Int(0, MAX_COUNT)]
+Rating = Annotated[float, Float()]
+Players = Annotated[tuple[str, str], Pair(BOT_NAME)]
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl(Wire):
+    """A per-move limit plus an optional bank drawn on when a move runs over (Kaggle overage)."""
+
+    move_ms: Annotated[int, Int(1, 3_600_000)]
+    bank_ms: Annotated[int, Int(0, 86_400_000)] = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Clocks(Wire):
+    """Both players' time, indexed by player, as of the message.
+
+    ``time_left_ms[p]`` is the most player ``p`` may spend on its next move:
+    the per-move limit plus its bank. ``bank_ms[p]`` is the bank alone.
+    """
+
+    time_left_ms: Annotated[tuple[int, int], Pair(MILLIS)]
+    bank_ms: Annotated[tuple[int, int], Pair(MILLIS)]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveStat(Wire):
+    """Search statistics for one candidate move."""
+
+    move: MoveNumber
+    visits: Count
+    value: Annotated[float | None, Nullable(Float())] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis(Wire):
+    """What a bot reports about its search with a move; spectators see it, opponents never."""
+
+    simulations: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
+    sims_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
+    value: Annotated[float | None, Nullable(Float())] = None
+    depth: Annotated[int | None, Nullable(Int(0, MAX_PLY))] = None
+    moves: Annotated[tuple[MoveStat, ...], Array(Obj(MoveStat), 0, MAX_ANALYSIS_MOVES)] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RatingChange(Wire):
+    """One bot's Elo rating before and after a rated match."""
+
+    bot: BotName
+    before: Rating
+    after: Rating
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry(Wire):
+    """One row of a game's leaderboard."""
+
+    rank: Annotated[int, Int(1, MAX_COUNT)]
+    bot: BotName
+    rating: Rating
+    games: Count
+    wins: Count
+    draws: Count
+    losses: Count
+    online: Annotated[bool, Bool()]
