@@ -1,0 +1,191 @@
+"""The lobby: open seeks, direct challenges, and pairing. Pure bookkeeping, no I/O.
+
+Two seeks are compatible when they are for the same game and time control
+and come from different bots. Seeks wait in a queue; the server calls
+``pair`` shortly after each seek (a short window lets several seekers
+gather) and after each match, and ``pair`` matches the closest ratings
+first. A bot already playing its ``max_matches`` cannot seek; a waiting
+seeker without room (it accepted a challenge meanwhile) waits for a later
+``pair``.
+Colours are drawn from the injected ``random.Random``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from protocol.errors import ProtocolError
+from protocol.games import GAMES
+from protocol.messages import ErrorCode, TimeControl
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimits:
+    """The time controls the server accepts, and the one used when a request names none."""
+
+    default: TimeControl
+    min_move_ms: int = 50
+    max_move_ms: int = 600_000
+    max_bank_ms: int = 3_600_000
+
+    def check(self, tc: TimeControl | None) -> TimeControl:
+        """``tc`` (or the default) when within limits; raises ``bad_value`` otherwise."""
+        if tc is None:
+            return self.default
+        if not self.min_move_ms <= tc.move_ms <= self.max_move_ms:
+            raise ProtocolError(
+                ErrorCode.BAD_VALUE,
+                f"move_ms must be within {self.min_move_ms}-{self.max_move_ms}",
+            )
+        if not 0 <= tc.bank_ms <= self.max_bank_ms:
+            raise ProtocolError(ErrorCode.BAD_VALUE, f"bank_ms must be within 0-{self.max_bank_ms}")
+        return tc
+
+
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """Two bots the lobby matched: ``players[0]`` moves first."""
+
+    game: str
+    players: tuple[str, str]
+    time_control: TimeControl
+
+
+@dataclass(frozen=True, slots=True)
+class Seek:
+    """A bot waiting for an opponent."""
+
+    bot: str
+    game: str
+    time_control: TimeControl
+    rating: float
+    order: int
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChallenge:
+    """A challenge sent and not yet answered."""
+
+    challenge_id: str
+    challenger: str
+    opponent: str
+    game: str
+    time_control: TimeControl
+
+
+def check_game(game: str) -> None:
+    """Raise ``no_such_game`` unless ``game`` is registered."""
+    if game not in GAMES:
+        raise ProtocolError(
+            ErrorCode.NO_SUCH_GAME, f"unknown game {game!r}; games: {', '.join(GAMES)}"
+        )
+
+
+class Lobby:
+    """Seeks and challenges of the connected bots; see the module docstring."""
+
+    def __init__(self, *, has_capacity: Callable[[str], bool], rng: random.Random) -> None:
+        self._has_capacity = has_capacity
+        self._rng = rng
+        self._seeks: list[Seek] = []
+        self._challenges: dict[str, PendingChallenge] = {}
+        self._counter = itertools.count(1)
+
+    @property
+    def seeks(self) -> tuple[Seek, ...]:
+        """Waiting seeks, oldest first."""
+        return tuple(self._seeks)
+
+    def seek(self, bot: str, game: str, tc: TimeControl, rating: float) -> None:
+        """Queue ``bot``'s seek; ``pair`` matches it later."""
+        check_game(game)
+        if any(s.bot == bot and s.game == game and s.time_control == tc for s in self._seeks):
+            raise ProtocolError(ErrorCode.ALREADY_SEEKING, f"already seeking {game} at {tc}")
+        if not self._has_capacity(bot):
+            raise ProtocolError(ErrorCode.ALREADY_SEEKING, "you already play your max_matches")
+        self._seeks.append(Seek(bot, game, tc, rating, next(self._counter)))
+
+    def cancel_seek(self, bot: str, game: str | None = None) -> int:
+        """Withdraw ``bot``'s seeks (for one game, or all); returns how many were removed."""
+        before = len(self._seeks)
+        self._seeks = [
+            s for s in self._seeks if not (s.bot == bot and (game is None or s.game == game))
+        ]
+        return before - len(self._seeks)
+
+    def pair(self) -> list[Pairing]:
+        """Pair waiting seekers, closest ratings first (ties: the longest waiting).
+
+        A bot is paired at most once per call, so one with room for a single
+        match that seeks two games does not start both.
+        """
+        pairings: list[Pairing] = []
+        paired: set[str] = set()
+        while True:
+            eligible = [s for s in self._seeks if s.bot not in paired and self._has_capacity(s.bot)]
+            best: tuple[float, int, Seek, Seek] | None = None
+            for i, a in enumerate(eligible):
+                for b in eligible[i + 1 :]:
+                    if a.bot == b.bot or (a.game, a.time_control) != (b.game, b.time_control):
+                        continue
+                    key = (abs(a.rating - b.rating), max(a.order, b.order), a, b)
+                    if best is None or key[:2] < best[:2]:
+                        best = key
+            if best is None:
+                return pairings
+            _, _, a, b = best
+            self._seeks.remove(a)
+            self._seeks.remove(b)
+            paired.update((a.bot, b.bot))
+            pairings.append(self._pairing(a.game, a.bot, b.bot, a.time_control))
+
+    def _pairing(self, game: str, a: str, b: str, tc: TimeControl) -> Pairing:
+        players = (a, b) if self._rng.random() < 0.5 else (b, a)
+        return Pairing(game, players, tc)
+
+    # Challenges -----------------------------------------------------------------
+
+    def challenge(
+        self, challenger: str, opponent: str, game: str, tc: TimeControl
+    ) -> PendingChallenge:
+        """Record a challenge to ``opponent``, whose being online the caller has checked."""
+        check_game(game)
+        if challenger == opponent:
+            raise ProtocolError(ErrorCode.BAD_VALUE, "a bot cannot challenge itself")
+        challenge_id = f"c{next(self._counter)}"
+        pending = PendingChallenge(challenge_id, challenger, opponent, game, tc)
+        self._challenges[challenge_id] = pending
+        return pending
+
+    def accept(self, bot: str, challenge_id: str) -> Pairing:
+        """``bot`` accepts a challenge addressed to it; the pairing to start."""
+        pending = self._find(bot, challenge_id)
+        if not (self._has_capacity(bot) and self._has_capacity(pending.challenger)):
+            raise ProtocolError(ErrorCode.ALREADY_SEEKING, "a player already plays its max_matches")
+        del self._challenges[challenge_id]
+        return self._pairing(pending.game, pending.challenger, bot, pending.time_control)
+
+    def decline(self, bot: str, challenge_id: str) -> PendingChallenge:
+        """``bot`` declines a challenge addressed to it; returns it so the challenger is told."""
+        pending = self._find(bot, challenge_id)
+        del self._challenges[challenge_id]
+        return pending
+
+    def _find(self, bot: str, challenge_id: str) -> PendingChallenge:
+        pending = self._challenges.get(challenge_id)
+        if pending is None or pending.opponent != bot:
+            raise ProtocolError(
+                ErrorCode.NO_SUCH_CHALLENGE, f"no challenge {challenge_id} addressed to you"
+            )
+        return pending
+
+    def forget(self, bot: str) -> list[PendingChallenge]:
+        """``bot`` left: drop its seeks and every challenge it sent or received (returned)."""
+        self.cancel_seek(bot)
+        dropped = [c for c in self._challenges.values() if bot in (c.challenger, c.opponent)]
+        for c in dropped:
+            del self._challenges[c.challenge_id]
+        return dropped

@@ -1,0 +1,174 @@
+"""Spectating: numbered per-match events, snapshots, resume, and the event sink hook.
+
+``SpectatorHub`` is the ``MatchObserver`` every runner reports to. Each match
+gets a feed whose events are numbered 1, 2, ...; the last ``buffer_size``
+are kept so a spectator who reconnects with ``watch(since=n)`` gets exactly
+the events after ``n`` — or a fresh snapshot when ``n`` is too old. Watchers
+are sent to through ``Watcher.send``, which must not block: the connection
+layer drops a spectator whose bounded queue is full, so a slow reader never
+slows a match or grows memory.
+
+Every snapshot (at match start) and event also goes to the injected
+``EventSink`` (MQTT later; a no-op by default).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from arena.match import MatchRunner
+from protocol.errors import ProtocolError
+from protocol.messages import Analysis, ErrorCode, Event, MatchEnd, Moved, ServerMessage, Snapshot
+
+DEFAULT_BUFFER_SIZE = 256
+"""Events kept per match for resuming spectators."""
+
+RECENT_FINISHED = 64
+"""Finished matches whose feeds stay resumable."""
+
+
+class EventSink(Protocol):
+    """Where live match events go besides websocket spectators (e.g. an MQTT publisher)."""
+
+    def publish(self, message: Snapshot | Event) -> None:
+        """Publish a match's opening snapshot or one of its numbered events; must not block."""
+        ...
+
+
+class NullSink:
+    """The default sink: publishes nowhere."""
+
+    def publish(self, message: Snapshot | Event) -> None:
+        """Ignore the message."""
+
+
+class Watcher(Protocol):
+    """A spectator connection as the hub sees it."""
+
+    def send(self, message: ServerMessage) -> None:
+        """Queue ``message``; never blocks (overflow drops the spectator)."""
+        ...
+
+
+@dataclass(eq=False)
+class _Feed:
+    runner: MatchRunner
+    buffer_size: int
+    seq: int = 0
+    events: deque[Event] = field(default_factory=deque)
+    watchers: set[Watcher] = field(default_factory=set)
+
+    def append(self, event: Event) -> None:
+        self.events.append(event)
+        while len(self.events) > self.buffer_size:
+            self.events.popleft()
+
+    def events_after(self, since: int) -> list[Event] | None:
+        """The events numbered above ``since``, or None when some are no longer buffered."""
+        if since > self.seq or since < 0:
+            return None
+        oldest = self.seq - len(self.events)
+        if since < oldest:
+            return None
+        return [e for e in self.events if e.seq > since]
+
+
+class SpectatorHub:
+    """Fans match events out to spectators and the event sink; see the module docstring."""
+
+    def __init__(self, sink: EventSink | None = None, buffer_size: int = DEFAULT_BUFFER_SIZE):
+        self._sink: EventSink = sink or NullSink()
+        self._buffer_size = buffer_size
+        self._live: dict[str, _Feed] = {}
+        self._recent: OrderedDict[str, _Feed] = OrderedDict()
+        self._watch_all: set[Watcher] = set()
+
+    # MatchObserver ------------------------------------------------------------------
+
+    def match_started(self, runner: MatchRunner) -> None:
+        """Open the match's feed; all-watchers get its snapshot."""
+        feed = _Feed(runner, self._buffer_size)
+        self._live[runner.match_id] = feed
+        snapshot = runner.snapshot(0)
+        for watcher in list(self._watch_all):
+            watcher.send(snapshot)
+        self._sink.publish(snapshot)
+
+    def moved(self, runner: MatchRunner, moved: Moved, analysis: Analysis | None) -> None:
+        """Number and fan out a move, with the mover's analysis."""
+        self._emit(runner.match_id, "moved", moved=moved, analysis=analysis)
+
+    def match_ended(self, runner: MatchRunner, end: MatchEnd) -> None:
+        """Number and fan out the end; the feed stays resumable for a while."""
+        self._emit(runner.match_id, "match_end", end=end)
+        feed = self._live.pop(runner.match_id, None)
+        if feed is not None:
+            feed.watchers.clear()
+            self._recent[runner.match_id] = feed
+            while len(self._recent) > RECENT_FINISHED:
+                self._recent.popitem(last=False)
+
+    def _emit(
+        self,
+        match_id: str,
+        kind: Literal["moved", "match_end"],
+        *,
+        moved: Moved | None = None,
+        end: MatchEnd | None = None,
+        analysis: Analysis | None = None,
+    ) -> None:
+        feed = self._live.get(match_id)
+        if feed is None:
+            return
+        feed.seq += 1
+        event = Event(
+            match_id=match_id, seq=feed.seq, kind=kind, moved=moved, end=end, analysis=analysis
+        )
+        feed.append(event)
+        for watcher in list(feed.watchers | self._watch_all):
+            watcher.send(event)
+        self._sink.publish(event)
+
+    # Spectator requests -------------------------------------------------------------
+
+    def watch(self, watcher: Watcher, match_id: str | None, since: int | None) -> None:
+        """Subscribe ``watcher`` to one match (resuming after ``since``) or to all live ones."""
+        if match_id is None:
+            self._watch_all.add(watcher)
+            for feed in list(self._live.values()):
+                watcher.send(feed.runner.snapshot(feed.seq))
+            return
+        found = self._live.get(match_id) or self._recent.get(match_id)
+        if found is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_MATCH, f"no live or recent match {match_id}")
+        if match_id in self._live:
+            found.watchers.add(watcher)
+        replay = None if since is None else found.events_after(since)
+        if replay is None:
+            watcher.send(found.runner.snapshot(found.seq))
+        else:
+            for event in replay:
+                watcher.send(event)
+
+    def unwatch(self, watcher: Watcher, match_id: str | None = None) -> None:
+        """Stop sending ``watcher`` one match's events, or everything when ``match_id`` is None."""
+        if match_id is None:
+            self._watch_all.discard(watcher)
+            for feed in self._live.values():
+                feed.watchers.discard(watcher)
+        elif match_id in self._live:
+            self._live[match_id].watchers.discard(watcher)
+
+    def live_runners(self) -> list[MatchRunner]:
+        """The runners of matches in progress."""
+        return [feed.runner for feed in self._live.values()]
+
+    @property
+    def watcher_count(self) -> int:
+        """Distinct spectators subscribed to anything."""
+        watchers = set(self._watch_all)
+        for feed in self._live.values():
+            watchers |= feed.watchers
+        return len(watchers)
