@@ -1,0 +1,106 @@
+"""The ``bots`` command: offline matches between strategies.
+
+bots play connect4 "mcts:sims=2000" "alphabeta:time_ms=50" --games 20
+bots list
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from bots.match import GameRecord, MatchResult, play_match
+from bots.strategy import STRATEGIES, StrategyError, strategy_class
+from protocol.games import GAMES
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bots", description="Play bot strategies offline.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    play = commands.add_parser("play", help="play a match between two strategy specs")
+    play.add_argument("game", choices=GAMES)
+    play.add_argument("first", help='strategy spec, e.g. "mcts:sims=2000,workers=1"')
+    play.add_argument("second", help='strategy spec, e.g. "alphabeta:time_ms=50"')
+    play.add_argument(
+        "--games", type=int, default=10, help="games to play (colours swap every game)"
+    )
+    play.add_argument("--seed", type=int, default=None, help="seed of the random openings")
+    play.add_argument(
+        "--opening-plies", type=int, default=0, help="random moves before the bots play"
+    )
+    play.add_argument(
+        "--boards", type=int, default=None, help="final boards to print (default: all)"
+    )
+    play.add_argument("--quiet", action="store_true", help="no per-game progress lines")
+    commands.add_parser("list", help="list the strategies and their options")
+    return parser
+
+
+def _progress(start: float, quiet: bool):  # type: ignore[no-untyped-def]
+    def report(done: int, total: int, record: GameRecord, result: MatchResult) -> None:
+        if quiet:
+            return
+        winner = record.outcome.winner
+        who = (
+            "draw"
+            if winner is None
+            else result.names[record.first if winner == 0 else 1 - record.first]
+        )
+        print(
+            f"[{done}/{total}] {time.perf_counter() - start:6.1f}s  {record.outcome.result:<7} "
+            f"({who}, {len(record.moves)} plies)  running score {result.score_rate(0):.1%}",
+            flush=True,
+        )
+
+    return report
+
+
+def _play(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    result = play_match(
+        args.game,
+        [args.first, args.second],
+        games=args.games,
+        seed=args.seed,
+        opening_plies=args.opening_plies,
+        progress=_progress(start, args.quiet),
+    )
+    shown = (
+        result.games if args.boards is None else result.games[-args.boards :] if args.boards else ()
+    )
+    for number, record in enumerate(result.games, 1):
+        if record in shown:
+            first = result.names[record.first]
+            print(f"\nGame {number}: {first} moved first; {record.outcome.result}")
+            print(record.final.render())
+    print()
+    print(result.summary())
+    print(f"{len(result.games)} games in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _list() -> int:
+    for kind in STRATEGIES:
+        cls = strategy_class(kind)
+        options = ", ".join(f"{name}:{typ.__name__}" for name, typ in cls.OPTIONS.items())
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        print(f"{kind:<12} {doc}\n{'':<12} options: {options or 'none'}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``bots`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "play":
+            return _play(args)
+        return _list()
+    except StrategyError as exc:
+        print(f"bots: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""``arena-bot``: play as one bot on an arena server with any strategy.
+
+::
+
+    export ARENA_BOT_TOKEN=...        # printed by `arena bots add alice`
+    arena-bot --url ws://127.0.0.1:8765 --name alice --game connect4 \\
+        --strategy "mcts:sims=5000" --games 10
+
+Exit status: 0 when the ``--games`` are played or SIGINT/SIGTERM stopped the
+bot (the socket is closed and the search workers are stopped either way),
+2 for a usage error (no token, a bad strategy spec or URL), 3 when the server
+refuses the bot for good (unknown name or wrong token, unsupported protocol
+version, another connection took over the name, a game it does not host).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Sequence
+
+from bots.client import (
+    DEFAULT_TIME_CONTROL,
+    MAX_MATCHES,
+    BotClient,
+    ClientConfig,
+    ClientError,
+    ClientSummary,
+    RefusedError,
+    StrategyChooser,
+    install_stop_signals,
+)
+from bots.strategy import StrategyError, make_strategy_from_spec
+from protocol.games import GAMES
+from protocol.messages import ErrorCode, TimeControl
+from protocol.messages.values import BOT_NAME_PATTERN
+
+TOKEN_ENV = "ARENA_BOT_TOKEN"
+"""The environment variable read when ``--token`` is not given (keeps it out of ``ps``)."""
+
+EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
+
+log = logging.getLogger("bots.client_cli")
+
+_REFUSAL_HINTS: dict[str, str] = {
+    ErrorCode.AUTH_FAILED: f"check --name and the token (--token or ${TOKEN_ENV})",
+    ErrorCode.UNSUPPORTED_VERSION: "upgrade this client to the server's protocol version",
+    ErrorCode.REPLACED: "another process is playing under this name",
+    ErrorCode.NO_SUCH_GAME: "the server does not host this game",
+    ErrorCode.BAD_VALUE: "the server refuses this time control",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena-bot",
+        description="Connect a bot to an arena server and play matches with a strategy.",
+    )
+    parser.add_argument("--url", default="ws://127.0.0.1:8765", help="server websocket URL")
+    parser.add_argument("--name", required=True, help="the bot's registered name")
+    parser.add_argument(
+        "--token", help=f"the bot's token (default: ${TOKEN_ENV}; prefer the variable)"
+    )
+    parser.add_argument("--game", default="connect4", choices=GAMES, help="game to play")
+    parser.add_argument(
+        "--strategy", default="mcts", help='strategy spec, e.g. "mcts:sims=5000,workers=2"'
+    )
+    parser.add_argument("--games", type=_positive, help="stop after this many matches")
+    parser.add_argument(
+        "--max-matches", type=_positive, default=1, help="matches played at once (default 1)"
+    )
+    parser.add_argument(
+        "--move-ms", type=_positive, default=DEFAULT_TIME_CONTROL.move_ms,
+        help="time per move to seek or challenge with (ms)",
+    )
+    parser.add_argument(
+        "--bank-ms", type=_non_negative, default=DEFAULT_TIME_CONTROL.bank_ms,
+        help="time bank to seek or challenge with (ms)",
+    )
+    parser.add_argument("--challenge", metavar="OPPONENT", help="challenge this bot, not seek")
+    parser.add_argument(
+        "--accept-challenges", action=argparse.BooleanOptionalAction, default=True,
+        help="accept challenges for --game (default: yes)",
+    )
+    parser.add_argument(
+        "--no-analysis", action="store_true", help="do not send search statistics with moves"
+    )
+    parser.add_argument(
+        "--retry-max", type=float, default=10.0, help="longest wait between reconnects (s)"
+    )
+    noise = parser.add_mutually_exclusive_group()
+    noise.add_argument("--quiet", action="store_true", help="log only warnings and errors")
+    noise.add_argument("--verbose", action="store_true", help="log debugging details")
+    return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def configure_logging(name: str, quiet: bool = False, verbose: bool = False) -> None:
+    """Log to stderr, one line per event, prefixed with the bot's name."""
+    level = logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO
+    logging.basicConfig(
+        level=level,
+        format=f"%(asctime)s {name} %(levelname)s %(message)s",
+        datefmt="%H:%M:%S",
+    )
+    if not verbose:
+        # websockets logs every failed handshake; the client reports them itself.
+        logging.getLogger("websockets").setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``arena-bot``; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if not token:
+        parser.error(f"no token: set ${TOKEN_ENV} (or pass --token)")
+    if not re.fullmatch(BOT_NAME_PATTERN, args.name):
+        parser.error(f"--name must match {BOT_NAME_PATTERN}")
+    if args.max_matches > MAX_MATCHES:
+        parser.error(f"--max-matches is at most {MAX_MATCHES}")
+    if args.challenge is not None and args.challenge == args.name:
+        parser.error("a bot cannot challenge itself")
+    configure_logging(args.name, args.quiet, args.verbose)
+    config = ClientConfig(
+        url=args.url,
+        name=args.name,
+        token=token,
+        game=args.game,
+        time_control=TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms),
+        games=args.games,
+        max_matches=args.max_matches,
+        accept_challenges=args.accept_challenges,
+        challenge=args.challenge,
+        retry_max_s=args.retry_max,
+    )
+    try:
+        return asyncio.run(_play(config, args.strategy, analysis=not args.no_analysis))
+    except KeyboardInterrupt:  # only before the signal handlers are in place
+        return EXIT_OK
+
+
+async def _play(config: ClientConfig, spec: str, analysis: bool) -> int:
+    client: BotClient | None = None
+    stopped = False
+
+    def on_signal() -> None:
+        nonlocal stopped
+        stopped = True
+        if client is not None:
+            client.stop()
+
+    undo = install_stop_signals(on_signal)
+    try:
+        try:
+            # Starting a warm pool can take seconds; a thread keeps signals handled meanwhile.
+            strategy = await asyncio.to_thread(make_strategy_from_spec, spec, config.game)
+        except StrategyError as exc:
+            log.error("bad --strategy %r: %s", spec, exc)
+            return EXIT_USAGE
+        try:
+            if stopped:
+                return EXIT_OK
+            log.info("playing %s with %s", config.game, strategy.describe())
+            client = BotClient(config, StrategyChooser(strategy, analysis=analysis))
+            summary = await client.run()
+        except RefusedError as exc:
+            hint = _REFUSAL_HINTS.get(exc.code, "giving up")
+            log.error("the server refused bot %s: %s (%s); %s",
+                      config.name, exc.message, exc.code, hint)
+            return EXIT_REFUSED
+        except ClientError as exc:
+            log.error("%s", exc)
+            return EXIT_USAGE
+        finally:
+            strategy.close()
+    finally:
+        undo()
+    log.info("%s", describe_summary(summary))
+    return EXIT_OK
+
+
+def describe_summary(summary: ClientSummary) -> str:
+    """One line totalling a run's results."""
+    counts = {"win": 0, "draw": 0, "loss": 0, "aborted": 0}
+    for report in summary.reports:
+        counts[report.outcome] = counts.get(report.outcome, 0) + 1
+    return (
+        f"{len(summary.reports)} matches: {counts['win']} won, {counts['draw']} drawn, "
+        f"{counts['loss']} lost, {counts['aborted']} aborted"
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

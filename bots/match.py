@@ -1,0 +1,173 @@
+"""Offline matches: strategies play each other with no network.
+
+``play_match`` plays ``games`` games, swapping colours every game, from
+random openings (one per colour-swapped pair) drawn from ``seed``, and
+returns a ``MatchResult`` with the score and the Elo difference.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from bots.strategy import Strategy, make_strategy_from_spec
+from protocol.games import GameState, Outcome, new_game
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """One finished game: who played which colour, the moves and the outcome."""
+
+    first: int
+    """Index (in the match) of the strategy that moved first."""
+    moves: tuple[int, ...]
+    outcome: Outcome
+    final: GameState
+
+    def score(self, strategy: int) -> float:
+        """Points of match strategy ``strategy`` (0 or 1) in this game."""
+        colour = 0 if strategy == self.first else 1
+        return self.outcome.score(colour)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The games of a two-strategy match and their totals."""
+
+    game: str
+    names: tuple[str, str]
+    games: tuple[GameRecord, ...]
+
+    def wins(self, strategy: int) -> int:
+        """Games won by ``strategy`` (0 or 1)."""
+        return sum(1 for g in self.games if g.score(strategy) == 1.0)
+
+    def draws(self) -> int:
+        """Drawn games."""
+        return sum(1 for g in self.games if g.outcome.winner is None)
+
+    def points(self, strategy: int) -> float:
+        """Total points of ``strategy``."""
+        return sum(g.score(strategy) for g in self.games)
+
+    def score_rate(self, strategy: int = 0) -> float:
+        """Points per game of ``strategy``."""
+        return self.points(strategy) / len(self.games) if self.games else 0.5
+
+    def elo(self, strategy: int = 0) -> tuple[float, float, float]:
+        """Elo difference of ``strategy`` over its opponent and its 95% interval."""
+        return elo_interval([g.score(strategy) for g in self.games])
+
+    def summary(self) -> str:
+        """A few lines: W/D/L per strategy and the Elo difference."""
+        lines = []
+        for i in (0, 1):
+            lines.append(
+                f"{self.names[i]:<40} W {self.wins(i):>4}  D {self.draws():>4}  "
+                f"L {self.wins(1 - i):>4}  score {self.score_rate(i):6.1%}"
+            )
+        elo, low, high = self.elo(0)
+        lines.append(
+            f"Elo difference ({self.names[0]} - {self.names[1]}): "
+            f"{_fmt_elo(elo)}  95% interval [{_fmt_elo(low)}, {_fmt_elo(high)}]"
+        )
+        return "\n".join(lines)
+
+
+def _fmt_elo(x: float) -> str:
+    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def elo_from_score(p: float) -> float:
+    """The Elo difference that predicts score rate ``p`` (infinite at 0 and 1)."""
+    if p <= 0.0:
+        return -math.inf
+    if p >= 1.0:
+        return math.inf
+    return -400.0 * math.log10(1.0 / p - 1.0)
+
+
+def elo_interval(scores: Sequence[float]) -> tuple[float, float, float]:
+    """Elo difference of per-game ``scores`` (1, 0.5, 0) and its 95% interval (normal approx.)."""
+    n = len(scores)
+    if n == 0:
+        return 0.0, -math.inf, math.inf
+    p = sum(scores) / n
+    var = sum((s - p) ** 2 for s in scores) / n
+    margin = 1.96 * math.sqrt(var / n)
+    return elo_from_score(p), elo_from_score(p - margin), elo_from_score(p + margin)
+
+
+def random_opening(game: str, plies: int, rng: random.Random) -> tuple[int, ...]:
+    """``plies`` uniformly random moves from the start that do not end the game."""
+    for _ in range(100):
+        state = new_game(game)
+        moves = []
+        for _ in range(plies):
+            if state.is_over():
+                break
+            move = rng.choice(state.legal_moves())
+            state = state.play(move)
+            moves.append(move)
+        if not state.is_over():
+            return tuple(moves)
+    return ()
+
+
+def play_game(
+    game: str, first: Strategy, second: Strategy, opening: Sequence[int] = ()
+) -> tuple[GameState, tuple[int, ...]]:
+    """Play one game (``first`` moves first) after ``opening``; the final state and all moves."""
+    state = new_game(game).play_all(tuple(opening))
+    players = (first, second)
+    moves = list(opening)
+    while state.outcome() is None:
+        move = players[state.to_move].choose_move(state)
+        state = state.play(move)
+        moves.append(move)
+    return state, tuple(moves)
+
+
+def play_match(
+    game: str,
+    strategies: Sequence[Strategy | str],
+    games: int = 2,
+    seed: int | None = None,
+    opening_plies: int = 0,
+    progress: Callable[[int, int, GameRecord, MatchResult], None] | None = None,
+) -> MatchResult:
+    """Play ``games`` games between two strategies (objects or text specs), swapping colours.
+
+    Strategy 0 moves first in even-numbered games. Each colour-swapped pair
+    starts from the same random opening of ``opening_plies`` moves drawn from
+    ``seed``. Strategies given as specs are created here and closed after.
+    """
+    if len(strategies) != 2:
+        raise ValueError(f"a match needs two strategies, got {len(strategies)}")
+    rng = random.Random(seed)
+    with ExitStack() as stack:
+        players: list[Strategy] = []
+        for item in strategies:
+            if isinstance(item, str):
+                players.append(stack.enter_context(make_strategy_from_spec(item, game)))
+            else:
+                players.append(item)
+        names = (players[0].describe(), players[1].describe())
+        if names[0] == names[1]:
+            names = (names[0] + " #1", names[1] + " #2")
+        records: list[GameRecord] = []
+        opening: tuple[int, ...] = ()
+        for index in range(games):
+            if index % 2 == 0:
+                opening = random_opening(game, opening_plies, rng) if opening_plies else ()
+            first = index % 2
+            final, moves = play_game(game, players[first], players[1 - first], opening)
+            outcome = final.outcome()
+            assert outcome is not None
+            records.append(GameRecord(first, moves, outcome, final))
+            if progress is not None:
+                progress(index + 1, games, records[-1], MatchResult(game, names, tuple(records)))
+        return MatchResult(game, names, tuple(records))

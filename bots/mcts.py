@@ -1,0 +1,374 @@
+"""``mcts`` and ``mcts-heavy``: UCT with root parallelisation over a process pool.
+
+Each worker searches the same root with its own seed; the root statistics
+are merged by summing visits and values per move, and the most visited move
+is played. The search itself is a Numba kernel for the built-in games
+(``bots.kernels``) and the generic Python UCT below for any other game (or
+with ``engine=python``, the reference implementation the kernels are
+checked against).
+
+Budgets: ``simulations`` is the total over all workers, ``time_ms`` the wall
+time of each worker; with both, whichever is reached first stops the search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bots.pool import SearchPool
+from bots.strategy import SearchInfo, Strategy, StrategyOptionError
+from protocol.games import GameState, Outcome
+
+DEFAULT_EXPLORATION = math.sqrt(2)
+DEFAULT_SIMULATIONS = 10_000
+ENGINES = ("auto", "kernel", "python")
+
+
+@dataclass(frozen=True, slots=True)
+class RootStats:
+    """Root children after a search: per move its visits and value sum (mover's view)."""
+
+    moves: tuple[int, ...]
+    visits: tuple[int, ...]
+    values: tuple[float, ...]
+    simulations: int
+    elapsed_s: float
+
+    def best_move(self) -> int:
+        """The most visited move (ties: the higher value sum, then the lower move)."""
+        best = max(
+            range(len(self.moves)), key=lambda i: (self.visits[i], self.values[i], -self.moves[i])
+        )
+        return self.moves[best]
+
+    def root_value(self) -> float | None:
+        """Mean value for the player to move over all child visits, or None without visits."""
+        total = sum(self.visits)
+        return sum(self.values) / total if total else None
+
+
+def merge_root_stats(results: list[RootStats]) -> RootStats:
+    """Sum visits and values per move over several searches of the same root."""
+    visits: dict[int, int] = {}
+    values: dict[int, float] = {}
+    for result in results:
+        for move, n, v in zip(result.moves, result.visits, result.values, strict=True):
+            visits[move] = visits.get(move, 0) + n
+            values[move] = values.get(move, 0.0) + v
+    moves = tuple(sorted(visits))
+    return RootStats(
+        moves=moves,
+        visits=tuple(visits[m] for m in moves),
+        values=tuple(values[m] for m in moves),
+        simulations=sum(r.simulations for r in results),
+        elapsed_s=max((r.elapsed_s for r in results), default=0.0),
+    )
+
+
+# Worker-side tasks (module-level so the pool can pickle them by reference) ---
+
+
+def search_task(
+    state: GameState,
+    simulations: int | None,
+    time_s: float | None,
+    exploration: float,
+    seed: int,
+    heavy: bool,
+    engine: str,
+    max_nodes: int,
+) -> RootStats:
+    """One search of ``state``; runs in a pool worker or in process."""
+    if engine == "python":
+        return python_search(state, simulations, time_s, exploration, seed, heavy)
+    from bots import kernels
+
+    t, done, elapsed = kernels.kernel_search(
+        state, simulations, time_s, exploration, seed, heavy, max_nodes
+    )
+    first, count = int(t.first_child[0]), int(t.n_children[0])
+    order = sorted(range(first, first + count), key=lambda k: int(t.move[k]))
+    return RootStats(
+        moves=tuple(int(t.move[k]) for k in order),
+        visits=tuple(int(t.visits[k]) for k in order),
+        values=tuple(float(t.value[k]) for k in order),
+        simulations=done,
+        elapsed_s=elapsed,
+    )
+
+
+def warm_up_task(game: str, heavy: bool, engine: str) -> float:
+    """Pool warm-up: load (or compile) the kernels this strategy will use."""
+    if engine == "python":
+        return 0.0
+    from bots import kernels
+
+    return kernels.warm_up(game, heavy)
+
+
+# Generic Python UCT ------------------------------------------------------------
+
+
+class _Node:
+    """A node of the Python tree; ``value`` sums rewards for the player who moved into it."""
+
+    __slots__ = ("children", "move", "state", "value", "visits")
+
+    def __init__(self, state: GameState, move: int) -> None:
+        self.state = state
+        self.move = move
+        self.children: list[_Node] = []
+        self.visits = 0
+        self.value = 0.0
+
+
+def _reward(outcome: Outcome, player: int) -> float:
+    if outcome.winner is None:
+        return 0.0
+    return 1.0 if outcome.winner == player else -1.0
+
+
+def _heavy_playout(state: GameState, rng: random.Random) -> Outcome:
+    """Win in one if possible, else block the opponent's win in one, else random."""
+    outcome = state.outcome()
+    while outcome is None:
+        moves = state.legal_moves()
+        me = state.to_move
+        chosen = None
+        for move in moves:
+            after = state.play(move)
+            result = after.outcome()
+            if result is not None and result.winner == me:
+                chosen = after
+                break
+        state = chosen or state.play(moves[rng.randrange(len(moves))])
+        outcome = state.outcome()
+    return outcome
+
+
+def python_search(
+    state: GameState,
+    simulations: int | None,
+    time_s: float | None,
+    exploration: float,
+    seed: int,
+    heavy: bool = False,
+) -> RootStats:
+    """Reference UCT over the rules API, with the same tree policy as the kernels.
+
+    Children are all added (shuffled) the second time a leaf is reached,
+    unvisited children are tried first, one playout per simulation.
+    """
+    if simulations is None and time_s is None:
+        raise ValueError("a search needs a simulation budget, a time budget, or both")
+    rng = random.Random(seed)
+    start = time.perf_counter()
+    root = _Node(state, -1)
+    root_moves = state.legal_moves()
+    rng.shuffle(root_moves)
+    root.children = [_Node(state.play(m), m) for m in root_moves]
+    done = 0
+    while (simulations is None or done < simulations) and root.children:
+        if time_s is not None and done % 16 == 0 and time.perf_counter() - start >= time_s:
+            break
+        path = [root]
+        node = root
+        while node.children:
+            log_n = math.log(node.visits) if node.visits else 0.0
+            chosen = None
+            best = -math.inf
+            for child in node.children:
+                if child.visits == 0:
+                    chosen = child
+                    break
+                score = child.value / child.visits + exploration * math.sqrt(log_n / child.visits)
+                if score > best:
+                    best, chosen = score, child
+            assert chosen is not None
+            node = chosen
+            path.append(node)
+            if node.visits == 0:
+                break
+        if node.visits > 0 and node.state.outcome() is None:
+            moves = node.state.legal_moves()
+            rng.shuffle(moves)
+            node.children = [_Node(node.state.play(m), m) for m in moves]
+            node = node.children[0]
+            path.append(node)
+        playout = _heavy_playout if heavy else type(node.state).random_playout
+        outcome = playout(node.state, rng)
+        # The node at odd depth was entered by a move of the root player.
+        reward = _reward(outcome, state.to_move)
+        if len(path) % 2 == 1:  # deepest node at even depth
+            reward = -reward
+        for n in reversed(path):
+            n.visits += 1
+            n.value += reward
+            reward = -reward
+        done += 1
+    children = sorted(root.children, key=lambda c: c.move)
+    return RootStats(
+        moves=tuple(c.move for c in children),
+        visits=tuple(c.visits for c in children),
+        values=tuple(c.value for c in children),
+        simulations=done,
+        elapsed_s=time.perf_counter() - start,
+    )
+
+
+# The strategies ------------------------------------------------------------------
+
+
+class MCTSStrategy(Strategy):
+    """UCT with uniformly random playouts, searched in a warm process pool.
+
+    ``workers=0`` searches in the calling process (handy offline and in tests);
+    ``seed`` makes a single-worker search reproducible.
+    """
+
+    kind: ClassVar[str] = "mcts"
+    heavy: ClassVar[bool] = False
+    OPTIONS: ClassVar[dict[str, type]] = {
+        "simulations": int,
+        "time_ms": float,
+        "exploration": float,
+        "workers": int,
+        "seed": int,
+        "engine": str,
+        "max_nodes": int,
+    }
+
+    def __init__(
+        self,
+        game: str,
+        simulations: int | None = None,
+        time_ms: float | None = None,
+        exploration: float = DEFAULT_EXPLORATION,
+        workers: int | None = None,
+        seed: int | None = None,
+        engine: str = "auto",
+        max_nodes: int | None = None,
+    ) -> None:
+        super().__init__(game)
+        from bots.kernels import DEFAULT_MAX_NODES, KERNEL_GAMES
+
+        if engine not in ENGINES:
+            raise StrategyOptionError(f"{self.kind}: engine must be one of {', '.join(ENGINES)}")
+        if engine == "kernel" and game not in KERNEL_GAMES:
+            raise StrategyOptionError(f"{self.kind}: no compiled kernel for {game!r}")
+        if simulations is not None and simulations < 1:
+            raise StrategyOptionError(f"{self.kind}: simulations must be >= 1")
+        if time_ms is not None and time_ms <= 0:
+            raise StrategyOptionError(f"{self.kind}: time_ms must be > 0")
+        if exploration < 0:
+            raise StrategyOptionError(f"{self.kind}: exploration must be >= 0")
+        workers = (os.cpu_count() or 1) if workers is None else workers
+        if workers < 0:
+            raise StrategyOptionError(f"{self.kind}: workers must be >= 0 (0 = in process)")
+        if simulations is None and time_ms is None:
+            simulations = DEFAULT_SIMULATIONS
+        self.simulations = simulations
+        self.time_ms = time_ms
+        self.exploration = exploration
+        self.workers = workers
+        self.engine = "kernel" if engine == "auto" and game in KERNEL_GAMES else engine
+        if self.engine == "auto":
+            self.engine = "python"
+        self.max_nodes = max_nodes or DEFAULT_MAX_NODES
+        self._seeds = random.Random(seed)
+        self._pool: SearchPool | None = None
+        self.warmup_s: list[float] = []
+        if workers > 0:
+            self._pool = SearchPool(workers, warm_up_task, (game, self.heavy, self.engine))
+            self.warmup_s = self._pool.warmup_s
+        else:
+            self.warmup_s = [warm_up_task(game, self.heavy, self.engine)]
+
+    def describe(self) -> str:
+        """E.g. ``mcts(simulations=1000, workers=2)``."""
+        parts = []
+        if self.simulations is not None:
+            parts.append(f"simulations={self.simulations}")
+        if self.time_ms is not None:
+            parts.append(f"time_ms={self.time_ms:g}")
+        parts.append(f"workers={self.workers}")
+        return f"{self.kind}({', '.join(parts)})"
+
+    def _task_args(self, state: GameState) -> list[tuple[Any, ...]]:
+        n = max(self.workers, 1)
+        time_s = None if self.time_ms is None else self.time_ms / 1000.0
+        args = []
+        for index in range(n):
+            sims = None
+            if self.simulations is not None:
+                # Split the total budget; the first workers take the remainder.
+                sims = self.simulations // n + (1 if index < self.simulations % n else 0)
+                sims = max(sims, 1)
+            seed = self._seeds.getrandbits(63)
+            args.append(
+                (
+                    state,
+                    sims,
+                    time_s,
+                    self.exploration,
+                    seed,
+                    self.heavy,
+                    self.engine,
+                    self.max_nodes,
+                )
+            )
+        return args
+
+    def _finish(self, results: list[RootStats], start: float) -> int:
+        merged = merge_root_stats(results)
+        elapsed = time.perf_counter() - start
+        self.last_search = SearchInfo(
+            simulations=merged.simulations,
+            elapsed_s=elapsed,
+            value=merged.root_value(),
+            moves=tuple(
+                (m, n, v / n if n else 0.0)
+                for m, n, v in zip(merged.moves, merged.visits, merged.values, strict=True)
+            ),
+            workers=max(self.workers, 1),
+        )
+        return merged.best_move()
+
+    def _choose(self, state: GameState) -> int:
+        start = time.perf_counter()
+        args = self._task_args(state)
+        if self._pool is None:
+            results = [search_task(*args[0])]
+        else:
+            results = self._pool.run_all(search_task, args).result()
+        return self._finish(results, start)
+
+    async def choose_move_async(self, state: GameState) -> int:
+        """Search in the pool while the event loop keeps running."""
+        self._check_state(state)
+        if self._pool is None:
+            return await asyncio.to_thread(self._choose, state)
+        start = time.perf_counter()
+        future = self._pool.run_all(search_task, self._task_args(state))
+        results = await asyncio.wrap_future(future)
+        return self._finish(results, start)
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        super().close()
+        if self._pool is not None:
+            self._pool.close()
+
+
+class HeavyMCTSStrategy(MCTSStrategy):
+    """UCT whose playouts follow rules (win, block, avoid giving a win, prefer
+    central cells) instead of uniform moves: fewer but more informative playouts."""
+
+    kind: ClassVar[str] = "mcts-heavy"
+    heavy: ClassVar[bool] = True

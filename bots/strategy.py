@@ -1,0 +1,228 @@
+"""The strategy interface, its search report, the registry and ``make_strategy``.
+
+A strategy chooses a move for a ``GameState`` within a budget::
+
+    with make_strategy("mcts", game="connect4", simulations=10_000) as bot:
+        move = bot.choose_move(state)
+        bot.last_search.sims_per_s
+
+Errors raised here::
+
+    StrategyError                 root of the strategy errors
+    ├── UnknownStrategyError      (also ValueError) no strategy of that kind
+    ├── StrategyOptionError       (also ValueError) unknown or malformed option
+    └── SearchError               a search worker failed or the pool is closed
+
+Adding a strategy is one module defining a ``Strategy`` subclass and one line
+in ``_REGISTRY`` (imported lazily, so ``random`` never loads Numba).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, ClassVar, Self
+
+from protocol.games import GAMES, GameState
+
+
+class StrategyError(Exception):
+    """Root of the errors raised by strategies."""
+
+
+class UnknownStrategyError(StrategyError, ValueError):
+    """No strategy is registered under that kind."""
+
+
+class StrategyOptionError(StrategyError, ValueError):
+    """An option is unknown for the strategy, or its value is malformed."""
+
+
+class SearchError(StrategyError):
+    """A search could not run: a worker died, or the strategy was closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchInfo:
+    """What the last search saw.
+
+    ``simulations`` counts MCTS simulations (playouts) or alpha-beta nodes;
+    ``value`` is the root value for the player to move in [-1, 1] (None when
+    the strategy has none); ``depth`` the completed alpha-beta depth;
+    ``moves`` the MCTS root children as ``(move, visits, mean value)``, the
+    value from the mover's point of view.
+    """
+
+    simulations: int
+    elapsed_s: float
+    value: float | None = None
+    depth: int | None = None
+    moves: tuple[tuple[int, int, float], ...] = ()
+    workers: int = 1
+
+    @property
+    def sims_per_s(self) -> float:
+        """Simulations (or nodes) per second of wall time."""
+        return self.simulations / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def nodes(self) -> int:
+        """Alias of ``simulations`` for node-counting searches."""
+        return self.simulations
+
+
+class Strategy(ABC):
+    """Chooses moves. Subclasses set ``kind`` and ``OPTIONS`` and implement ``_choose``.
+
+    ``OPTIONS`` maps each keyword option to its type, so text specs can be
+    converted and checked. A strategy holding workers must be closed (or used
+    as a context manager).
+    """
+
+    kind: ClassVar[str]
+    OPTIONS: ClassVar[dict[str, type]] = {}
+
+    def __init__(self, game: str) -> None:
+        if game not in GAMES:
+            raise StrategyOptionError(f"unknown game {game!r}; valid games: {', '.join(GAMES)}")
+        self.game = game
+        self.last_search: SearchInfo | None = None
+        self._closed = False
+
+    def choose_move(self, state: GameState) -> int:
+        """A legal move for ``state`` (which must be a game in progress)."""
+        self._check_state(state)
+        return self._choose(state)
+
+    async def choose_move_async(self, state: GameState) -> int:
+        """``choose_move`` without blocking the running event loop."""
+        self._check_state(state)
+        return await asyncio.to_thread(self._choose, state)
+
+    @abstractmethod
+    def _choose(self, state: GameState) -> int:
+        """Choose a move for a checked, unfinished state; set ``last_search``."""
+
+    def close(self) -> None:
+        """Release workers; idempotent."""
+        self._closed = True
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def describe(self) -> str:
+        """A one-line name for tables, e.g. ``mcts(simulations=1000)``."""
+        return self.kind
+
+    def _check_state(self, state: GameState) -> None:
+        if self._closed:
+            raise SearchError(f"{self.kind}: the strategy is closed")
+        if state.name != self.game:
+            raise StrategyOptionError(
+                f"{self.kind}: made for {self.game!r}, asked to play {state.name!r}"
+            )
+        if state.outcome() is not None:
+            raise StrategyError(f"{self.kind}: the game is over, there is no move to choose")
+
+
+def timed_info(start: float, simulations: int, **fields: Any) -> SearchInfo:
+    """A ``SearchInfo`` whose elapsed time runs from ``start`` (a ``perf_counter``)."""
+    return SearchInfo(simulations=simulations, elapsed_s=time.perf_counter() - start, **fields)
+
+
+_REGISTRY: dict[str, str] = {
+    "random": "bots.random_bot:RandomStrategy",
+    "mcts": "bots.mcts:MCTSStrategy",
+    "mcts-heavy": "bots.mcts:HeavyMCTSStrategy",
+    "greedy": "bots.heuristic:GreedyStrategy",
+    "alphabeta": "bots.heuristic:AlphaBetaStrategy",
+}
+
+STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)
+"""Every strategy kind ``make_strategy`` accepts."""
+
+ALIASES: dict[str, str] = {"sims": "simulations", "c": "exploration", "ms": "time_ms"}
+"""Short option names accepted by ``make_strategy`` and in specs."""
+
+
+def strategy_class(kind: str) -> type[Strategy]:
+    """The class registered as ``kind``; raises ``UnknownStrategyError`` listing the kinds."""
+    try:
+        target = _REGISTRY[kind]
+    except (KeyError, TypeError):
+        raise UnknownStrategyError(
+            f"unknown strategy {kind!r}; valid strategies: {', '.join(STRATEGIES)}"
+        ) from None
+    module_name, _, class_name = target.partition(":")
+    cls: type[Strategy] = getattr(importlib.import_module(module_name), class_name)
+    return cls
+
+
+def make_strategy(kind: str, game: str, **options: Any) -> Strategy:
+    """Build a strategy: ``make_strategy("mcts", game="connect4", simulations=10_000)``."""
+    cls = strategy_class(kind)
+    checked: dict[str, Any] = {}
+    for name, value in options.items():
+        full = ALIASES.get(name, name)
+        if full not in cls.OPTIONS:
+            valid = ", ".join(sorted(cls.OPTIONS)) or "none"
+            raise StrategyOptionError(f"{kind}: unknown option {name!r}; valid options: {valid}")
+        if full in checked:
+            raise StrategyOptionError(f"{kind}: option {full!r} given twice")
+        checked[full] = _convert(kind, full, value, cls.OPTIONS[full])
+    return cls(game, **checked)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split ``"mcts:sims=2000,workers=2"`` into ``("mcts", {"sims": "2000", "workers": "2"})``."""
+    kind, _, rest = spec.strip().partition(":")
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip():
+            raise StrategyOptionError(f"bad option {item!r} in spec {spec!r}: expected name=value")
+        if name.strip() in options:
+            raise StrategyOptionError(f"option {name.strip()!r} repeated in spec {spec!r}")
+        options[name.strip()] = value.strip()
+    return kind.strip(), options
+
+
+def make_strategy_from_spec(spec: str, game: str) -> Strategy:
+    """Build a strategy from a text spec such as ``"mcts:sims=10000,workers=2"``."""
+    kind, options = parse_spec(spec)
+    return make_strategy(kind, game=game, **options)
+
+
+def _convert(kind: str, name: str, value: Any, typ: type) -> Any:
+    """Coerce a (possibly text) option value to its declared type."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if typ is bool:
+                if text.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                    raise ValueError(text)
+                return text.lower() in ("1", "true", "yes")
+            if typ is int:
+                return int(text.replace("_", ""))
+            return typ(text)
+        except ValueError:
+            raise StrategyOptionError(
+                f"{kind}: option {name!r} needs a {typ.__name__}, got {value!r}"
+            ) from None
+    if typ is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
+        raise StrategyOptionError(f"{kind}: option {name!r} needs a {typ.__name__}, got {value!r}")
+    return value

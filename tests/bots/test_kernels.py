@@ -1,0 +1,127 @@
+"""The compiled kernels agree with protocol.games on random positions."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from bots.kernels import connect4, tictactoe, tree, uttt
+from bots.kernels.rng import below, new_rng
+from protocol.games import GameState, new_game
+
+KERNELS = {
+    "connect4": (tree.CONNECT4, connect4),
+    "tictactoe": (tree.TICTACTOE, tictactoe),
+    "uttt": (tree.UTTT, uttt),
+    "uttt-quick": (tree.UTTT, uttt),
+}
+
+
+def _expected_status(state: GameState) -> int:
+    outcome = state.outcome()
+    if outcome is None:
+        return tree.ONGOING
+    return tree.DRAW if outcome.winner is None else outcome.winner
+
+
+def _check_same(game_id: int, st: np.ndarray, state: GameState) -> None:
+    buf = np.empty(tree.MAX_MOVES, dtype=np.int64)
+    status = tree.game_status(game_id, st)
+    assert status == _expected_status(state)
+    if status == tree.ONGOING:
+        n = tree.game_legal_moves(game_id, st, buf)
+        assert sorted(buf[:n].tolist()) == state.legal_moves()
+    if state.name.startswith("uttt"):
+        if status == tree.ONGOING:
+            assert st[uttt.FORCED] == state.forced  # type: ignore[attr-defined]
+        assert st[uttt.CLOSED] == state.closed  # type: ignore[attr-defined]
+        assert (st[uttt.WON0], st[uttt.WON1]) == state.won  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("game", list(KERNELS))
+def test_kernel_rules_match_protocol_on_random_games(game: str) -> None:
+    game_id, module = KERNELS[game]
+    rng = random.Random(f"kernel-{game}")
+    positions = 0
+    endings: set[int] = set()
+    while positions < 4000:
+        state = new_game(game)
+        st = module.from_state(state)
+        while True:
+            _check_same(game_id, st, state)
+            # The conversion of an arbitrary mid-game state agrees too.
+            assert np.array_equal(module.from_state(state), st)
+            positions += 1
+            if state.outcome() is not None:
+                endings.add(_expected_status(state))
+                break
+            move = rng.choice(state.legal_moves())
+            status = tree.game_play(game_id, st, move)
+            state = state.play(move)
+            assert status == _expected_status(state)
+    assert {0, 1} <= endings  # both players won some games
+
+
+@pytest.mark.parametrize("game", list(KERNELS))
+@pytest.mark.parametrize("heavy", [False, True])
+def test_kernel_playouts_end_in_a_legal_result(game: str, heavy: bool) -> None:
+    game_id, module = KERNELS[game]
+    rng = new_rng(11)
+    seen = set()
+    for _ in range(300):
+        st = module.from_state(new_game(game))
+        result = tree.game_playout(game_id, heavy, st, rng)
+        assert result in (0, 1, tree.DRAW)
+        if game != "connect4":  # connect4 plays out on local copies
+            assert tree.game_status(game_id, st) == result
+        seen.add(result)
+    assert {0, 1} <= seen
+
+
+@pytest.mark.parametrize("game", list(KERNELS))
+def test_kernel_playout_results_match_protocol_random_playouts(game: str) -> None:
+    # Same distribution of results as the rules' own uniform playouts, from a midgame.
+    game_id, module = KERNELS[game]
+    rng = random.Random(2)
+    state = new_game(game)
+    for _ in range(4):
+        state = state.play(rng.choice(state.legal_moves()))
+    n = 4000
+    kernel_rng = new_rng(9)
+    ours = [
+        tree.game_playout(game_id, False, module.from_state(state), kernel_rng) for _ in range(n)
+    ]
+    theirs = [_expected_status_of(state.random_playout(rng)) for _ in range(n)]
+    for result in (0, 1, tree.DRAW):
+        p_ours, p_theirs = ours.count(result) / n, theirs.count(result) / n
+        # ~4.5 standard errors of a difference of two proportions at n=4000.
+        assert abs(p_ours - p_theirs) < 0.05, (result, p_ours, p_theirs)
+
+
+def _expected_status_of(outcome: object) -> int:
+    winner = outcome.winner  # type: ignore[attr-defined]
+    return tree.DRAW if winner is None else int(winner)
+
+
+def test_connect4_random_playout_moves_are_uniform() -> None:
+    # From the empty board the first column of a playout is uniform over 7.
+    rng = new_rng(5)
+    counts = np.zeros(7)
+    for _ in range(7000):
+        counts[below(rng, 7)] += 1
+    assert counts.min() > 850 and counts.max() < 1150
+
+
+def test_rng_is_seeded() -> None:
+    a, b = new_rng(3), new_rng(3)
+    assert [below(a, 100) for _ in range(5)] == [below(b, 100) for _ in range(5)]
+    assert [below(new_rng(4), 1000) for _ in range(1)] != [below(new_rng(3), 1000)]
+
+
+def test_connect4_winning_cells_finds_threats() -> None:
+    state = new_game("connect4").play_all([0, 6, 1, 6, 2])  # x threatens column 3
+    boards = state.boards  # type: ignore[attr-defined]
+    mask = boards[0] | boards[1]
+    assert connect4.winning_cells(boards[0], mask) == 1 << (7 * 3)
