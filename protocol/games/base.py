@@ -66,17 +66,26 @@ class GameState(ABC):
     num_moves: ClassVar[int]
     """Moves are integers in ``range(num_moves)``."""
 
-    __slots__ = ()
+    # Every game keeps these three; subclasses add their board's slots.
+    __slots__ = ("_moves", "_outcome", "_to_move")
+
+    _moves: tuple[int, ...]
+    _outcome: Outcome | None
+    _to_move: int
 
     @property
-    @abstractmethod
     def to_move(self) -> int:
         """The player whose turn it is (0 or 1); meaningless once the game is over."""
+        return self._to_move
 
     @property
-    @abstractmethod
     def moves(self) -> tuple[int, ...]:
         """The moves played from the position this state was created or decoded from."""
+        return self._moves
+
+    def outcome(self) -> Outcome | None:
+        """The outcome by the rules, or None while the game is in progress."""
+        return self._outcome
 
     @abstractmethod
     def legal_moves(self) -> list[int]:
@@ -85,10 +94,6 @@ class GameState(ABC):
     @abstractmethod
     def _play_unchecked(self, move: int) -> Self:
         """Apply a move already known to be legal."""
-
-    @abstractmethod
-    def outcome(self) -> Outcome | None:
-        """The outcome by the rules, or None while the game is in progress."""
 
     @abstractmethod
     def render(self) -> str:

@@ -52,13 +52,10 @@ class Connect4State(GameState):
     name: ClassVar[str] = "connect4"
     num_moves: ClassVar[int] = COLUMNS
 
-    __slots__ = ("_base", "_moves", "_outcome", "_to_move", "boards", "heights")
+    __slots__ = ("_base", "boards", "heights")
 
     boards: tuple[int, int]
     heights: tuple[int, ...]
-    _moves: tuple[int, ...]
-    _to_move: int
-    _outcome: Outcome | None
     _base: int
 
     @classmethod
@@ -86,26 +83,12 @@ class Connect4State(GameState):
         """The empty board, player 0 (x) to move."""
         return cls._make((0, 0), (0,) * COLUMNS, 0, (), None, 0)
 
-    @property
-    def to_move(self) -> int:
-        """The player whose turn it is."""
-        return self._to_move
-
-    @property
-    def moves(self) -> tuple[int, ...]:
-        """Columns played since the initial (or decoded) position."""
-        return self._moves
-
     def legal_moves(self) -> list[int]:
         """Columns that are not full, unless the game is over."""
         if self._outcome is not None:
             return []
         heights = self.heights
         return [c for c in range(COLUMNS) if heights[c] < ROWS]
-
-    def outcome(self) -> Outcome | None:
-        """Four in a row for the last mover, a draw on a full board, else None."""
-        return self._outcome
 
     def _why_illegal(self, move: int) -> str:
         return f"column {move} is full"

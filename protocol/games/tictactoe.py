@@ -19,12 +19,9 @@ class TicTacToeState(GameState):
     name: ClassVar[str] = "tictactoe"
     num_moves: ClassVar[int] = 9
 
-    __slots__ = ("_moves", "_outcome", "_to_move", "boards")
+    __slots__ = ("boards",)
 
     boards: tuple[int, int]
-    _moves: tuple[int, ...]
-    _to_move: int
-    _outcome: Outcome | None
 
     @classmethod
     def _make(
@@ -42,26 +39,12 @@ class TicTacToeState(GameState):
         """The empty board, player 0 (x) to move."""
         return cls._make((0, 0), 0, (), None)
 
-    @property
-    def to_move(self) -> int:
-        """The player whose turn it is."""
-        return self._to_move
-
-    @property
-    def moves(self) -> tuple[int, ...]:
-        """Cells played since the initial (or decoded) position."""
-        return self._moves
-
     def legal_moves(self) -> list[int]:
         """Empty cells, unless the game is over."""
         if self._outcome is not None:
             return []
         taken = self.boards[0] | self.boards[1]
         return [cell for cell in range(9) if not taken >> cell & 1]
-
-    def outcome(self) -> Outcome | None:
-        """Three in a row for the last mover, a draw on a full board, else None."""
-        return self._outcome
 
     def _why_illegal(self, move: int) -> str:
         return f"cell {move} is taken"

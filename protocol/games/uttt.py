@@ -45,15 +45,12 @@ class UltimateTicTacToeState(GameState):
     quick: ClassVar[bool] = False
     """True for the variant where the first local board won wins the game."""
 
-    __slots__ = ("_moves", "_outcome", "_to_move", "bits", "closed", "forced", "won")
+    __slots__ = ("bits", "closed", "forced", "won")
 
     bits: tuple[int, int]
     won: tuple[int, int]
     closed: int
     forced: int
-    _moves: tuple[int, ...]
-    _to_move: int
-    _outcome: Outcome | None
 
     @classmethod
     def _make(
@@ -80,16 +77,6 @@ class UltimateTicTacToeState(GameState):
     def initial(cls) -> Self:
         """The empty board, player 0 (x) to move anywhere."""
         return cls._make((0, 0), (0, 0), 0, FREE, 0, (), None)
-
-    @property
-    def to_move(self) -> int:
-        """The player whose turn it is."""
-        return self._to_move
-
-    @property
-    def moves(self) -> tuple[int, ...]:
-        """Moves played since the initial (or decoded) position."""
-        return self._moves
 
     @property
     def cells(self) -> tuple[int, ...]:
@@ -126,10 +113,6 @@ class UltimateTicTacToeState(GameState):
             base = 9 * board
             moves.extend(base + cell for cell in range(9) if not local >> cell & 1)
         return moves
-
-    def outcome(self) -> Outcome | None:
-        """The game's outcome by the rules of this variant, or None."""
-        return self._outcome
 
     def _why_illegal(self, move: int) -> str:
         board, cell = divmod(move, 9)
