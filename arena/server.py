@@ -40,6 +40,7 @@ from arena.lobby import Lobby, Pairing, TimeLimits, check_game
 from arena.match import DEFAULT_GRACE_S, MatchRunner
 from arena.spectators import EventSink, SpectatorHub
 from arena.store import DEFAULT_URL, Store
+from arena.viewer import add_viewer_routes
 from protocol.errors import ProtocolError
 from protocol.games import GAMES
 from protocol.messages import (
@@ -163,6 +164,7 @@ class ArenaServer:
         self.hub = SpectatorHub(sink, self.config.spectator_buffer)
         self.router = router or Router()
         add_api_routes(self.router, self)
+        add_viewer_routes(self.router)
         self.lobby = Lobby(has_capacity=self._has_capacity, rng=random.Random(self.config.seed))
         self._limits = self.config.time_limits
         self._bots: dict[str, ClientConnection] = {}

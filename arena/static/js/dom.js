@@ -1,0 +1,110 @@
+// Small DOM and formatting helpers shared by the pages. Text always goes in as
+// text nodes (never innerHTML), so bot names from the server cannot inject markup.
+
+/** Create an element: el("a", {href: "/", class: "x"}, "text", child, ...). */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+/** Milliseconds as a clock: "12.3" under a minute, "1:05" above. */
+export function formatClock(ms) {
+  const clamped = Math.max(0, ms);
+  if (clamped < 60000) return (clamped / 1000).toFixed(1);
+  const seconds = Math.floor(clamped / 1000);
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+/** A think time: "850 ms", "2.4 s". */
+export function formatThink(ms) {
+  if (ms === null || ms === undefined) return "";
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A time control: "1 s/move", "500 ms/move + 10 s bank". */
+export function formatTimeControl(moveMs, bankMs) {
+  const move = moveMs % 1000 === 0 ? `${moveMs / 1000} s` : `${moveMs} ms`;
+  if (!bankMs) return `${move}/move`;
+  const bank = bankMs % 1000 === 0 ? `${bankMs / 1000} s` : `${bankMs} ms`;
+  return `${move}/move + ${bank} bank`;
+}
+
+/** A large count compactly: 950, 12.3k, 4.5M. */
+export function compact(n) {
+  if (n === null || n === undefined) return "–";
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1e6) return `${(n / 1000).toFixed(n < 1e4 ? 1 : 0)}k`;
+  return `${(n / 1e6).toFixed(1)}M`;
+}
+
+/** A rating as shown: whole points. */
+export function formatRating(rating) {
+  return rating === null || rating === undefined ? "–" : String(Math.round(rating));
+}
+
+/** A rating change: "+12", "−8" (typographic minus). */
+export function formatDelta(delta) {
+  const rounded = Math.round(delta);
+  if (rounded === 0) return "±0";
+  return rounded > 0 ? `+${rounded}` : `\u2212${-rounded}`;
+}
+
+/** A relative time for a timestamp string: "just now", "5 min ago", or the date. */
+export function formatWhen(iso) {
+  if (!iso) return "";
+  const then = new Date(iso);
+  if (Number.isNaN(then.getTime())) return "";
+  const seconds = (Date.now() - then.getTime()) / 1000;
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return then.toLocaleDateString();
+}
+
+const TERMINATIONS = {
+  line: "line completed",
+  draw: "board full",
+  timeout: "time ran out",
+  illegal_move: "illegal move",
+  disconnect: "disconnected",
+  resign: "resigned",
+  aborted: "aborted",
+};
+
+/** Why a game ended, in words. */
+export function describeTermination(termination, game) {
+  if (termination === "line") {
+    if (game === "connect4") return "four in a row";
+    if (game === "uttt-quick") return "first local board won";
+    if (game === "uttt") return "three boards in a row";
+    return "three in a row";
+  }
+  return TERMINATIONS[termination] ?? termination ?? "";
+}
+
+/**
+ * A one-line result for an end (`match_end` message or stored record):
+ * "alice wins · four in a row", "Draw · board full", "Aborted · server shutting down".
+ */
+export function describeResult(end, players, game) {
+  const why = describeTermination(end.termination, game);
+  if (end.winner === 0 || end.winner === 1) {
+    let text = `${players[end.winner]} wins · ${why}`;
+    if (end.fault === "bot" && (end.faulty_player === 0 || end.faulty_player === 1)) {
+      text = `${players[end.winner]} wins · ${players[end.faulty_player]}: ${why}`;
+    }
+    return text;
+  }
+  if (end.result === "1/2-1/2") return `Draw · ${why}`;
+  const reason = end.reason ? ` · ${end.reason}` : "";
+  return `No result · ${why}${reason}`;
+}

@@ -1,0 +1,91 @@
+// Search telemetry: what a bot reported about its search with a move (`analysis`
+// in protocol messages: simulations, sims_per_s, value, depth, and per candidate
+// move its visits and value). Values are from the searching player's point of
+// view, -1 (certain loss) to +1 (certain win).
+//
+// candidateStats() turns an analysis into visit shares for the board overlays;
+// TelemetryPanel shows the summary and the top candidates as a table.
+
+import { compact, el } from "./dom.js";
+import { percent, signed } from "./boards/common.js";
+
+/**
+ * Visit shares of an analysis, or null when it has no candidate moves with visits.
+ * Returns {mover, total, maxShare, best, moves: Map(move -> {visits, share, value, rank})},
+ * the Map ordered by visits, most visited first.
+ */
+export function candidateStats(analysis, mover) {
+  const moves = analysis?.moves ?? [];
+  const total = moves.reduce((sum, m) => sum + (m.visits || 0), 0);
+  if (!moves.length || total <= 0) return null;
+  const ordered = [...moves].sort((a, b) => b.visits - a.visits || a.move - b.move);
+  const stats = new Map();
+  ordered.forEach((m, rank) => {
+    stats.set(m.move, {
+      visits: m.visits,
+      share: m.visits / total,
+      value: m.value === undefined ? null : m.value,
+      rank,
+    });
+  });
+  return { mover, total, maxShare: ordered[0].visits / total, best: ordered[0].move, moves: stats };
+}
+
+const TOP_ROWS = 7;
+
+/** The telemetry side panel of the match page. */
+export class TelemetryPanel {
+  constructor(container) {
+    this.container = container;
+    this.clear("Search statistics appear here when a bot reports them with its move.");
+  }
+
+  clear(message) {
+    this.container.replaceChildren(el("p", { class: "muted telemetry-empty" }, message));
+    this.container.dataset.state = "empty";
+  }
+
+  /**
+   * Show `analysis` reported by `playerName` (seat `mover`) for the move at `ply`;
+   * `formatMove` names moves the game's way, `played` is the move it chose.
+   */
+  show({ analysis, mover, playerName, ply, played, formatMove }) {
+    const stats = candidateStats(analysis, mover);
+    if (!analysis) {
+      this.clear(ply === null ? "No move yet." : `No search statistics for move ${ply + 1}.`);
+      return;
+    }
+    this.container.dataset.state = "shown";
+    const facts = [
+      ["Simulations", compact(analysis.simulations)],
+      ["Speed", analysis.sims_per_s ? `${compact(analysis.sims_per_s)}/s` : "–"],
+      ["Value", analysis.value === null || analysis.value === undefined ? "–" : signed(analysis.value)],
+      ["Depth", analysis.depth ?? "–"],
+    ];
+    const summary = el("dl", { class: "telemetry-facts" },
+      facts.map(([name, value]) => el("div", {}, el("dt", {}, name), el("dd", {}, String(value)))));
+    const heading = el("p", { class: "telemetry-who" },
+      el("span", { class: `chip p${mover}` }), ` ${playerName} · move ${ply + 1}`);
+    const parts = [heading, summary];
+    if (stats) {
+      const rows = [...stats.moves.entries()].slice(0, TOP_ROWS).map(([move, stat]) => {
+        const bar = el("span", { class: "share-bar" }, el("span", { class: `share-fill p${mover}` }));
+        bar.firstChild.style.setProperty("--share", (stat.share / stats.maxShare).toFixed(3));
+        return el("tr", { class: move === played ? "played" : null, dataset: { move: String(move) } },
+          el("th", { scope: "row" }, formatMove(move)),
+          el("td", { class: "num" }, compact(stat.visits)),
+          el("td", { class: "share" }, bar, el("span", { class: "num" }, percent(stat.share))),
+          el("td", { class: "num" }, stat.value === null ? "–" : signed(stat.value)));
+      });
+      parts.push(el("table", { class: "telemetry-moves" },
+        el("thead", {}, el("tr", {},
+          el("th", { scope: "col" }, "Move"), el("th", { scope: "col", class: "num" }, "Visits"),
+          el("th", { scope: "col" }, "Share"), el("th", { scope: "col", class: "num" }, "Value"))),
+        el("tbody", {}, rows)));
+      if (stats.moves.size > TOP_ROWS) {
+        parts.push(el("p", { class: "muted small" }, `+ ${stats.moves.size - TOP_ROWS} more candidates`));
+      }
+    }
+    this.container.replaceChildren(...parts);
+  }
+}

@@ -1,0 +1,181 @@
+"""The web viewer's files: HTML pages, CSS and JavaScript modules shipped in ``arena/static``.
+
+``static_response(path)`` maps a URL path to a file and answers like a tiny
+static file server; ``add_viewer_routes(router)`` registers it on the HTTP
+router of ``arena.http``::
+
+    /                   index.html  (live matches, leaderboards, recent results)
+    /matches/<id>       match.html  (one match: live board, telemetry, replay)
+    /static/<path>      any file below arena/static with a known type
+
+The pages are plain HTML with ES modules, no build step; everything dynamic
+comes from the JSON API and the spectator websocket on the same port.
+
+Path safety: a request path is percent-decoded once, split on ``/`` and
+refused when any segment is empty, ``.``/``..``, hidden (starts with a dot),
+or holds a backslash or NUL; the joined path must still resolve inside the
+static directory (so a symlink cannot lead out) and name a regular file with
+an allowed extension. Anything else is "not found" (``None``), never an error.
+
+Caching: files are not fingerprinted (no build step), so every response
+carries an ``ETag`` and ``Cache-Control: no-cache``: browsers keep their copy
+and revalidate it, getting ``304 Not Modified`` while the file is unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+from arena.http import HttpRequest, HttpResponse, Router
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+"""Where the viewer's files live (inside the installed package)."""
+
+CONTENT_TYPES: dict[str, str] = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".txt": "text/plain; charset=utf-8",
+    ".woff2": "font/woff2",
+}
+"""The extensions served, with their content types; other files are never served."""
+
+MATCH_ID_PATTERN = r"[A-Za-z0-9_.:-]{1,64}"
+"""Match ids as the server makes them (``protocol.messages.values.SERVER_ID_PATTERN``)."""
+
+CACHE_CONTROL = "no-cache"
+"""Keep, but revalidate with the ETag before use: file names carry no content hash."""
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""For HTML pages: only this origin's scripts, styles and connections (the websocket too)."""
+
+_PAGES = {"/": "index.html", "/index.html": "index.html"}
+_MATCH_PAGE = re.compile(r"/matches/" + MATCH_ID_PATTERN)
+_STATIC_PREFIX = "/static/"
+
+
+@dataclass(frozen=True, slots=True)
+class StaticResponse:
+    """A file (or ``304``) to send: status, content type, body and the headers to add."""
+
+    status: int
+    content_type: str
+    body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    mtime_ns: int
+    size: int
+    body: bytes
+    etag: str
+
+
+_cache: dict[Path, _Cached] = {}
+
+
+def resolve_static_path(relative: str, root: Path = STATIC_DIR) -> Path | None:
+    """The file below ``root`` that URL path ``relative`` names, or None if it is not servable.
+
+    ``relative`` is the part after ``/static/``, still percent-encoded.
+    """
+    decoded = unquote(relative, errors="strict") if "%" in relative else relative
+    segments = decoded.split("/")
+    for segment in segments:
+        if (
+            not segment
+            or segment.startswith(".")  # also rejects "." and ".."
+            or "\\" in segment
+            or "\x00" in segment
+            or ":" in segment  # a Windows drive or stream name
+        ):
+            return None
+    candidate = root.joinpath(*segments)
+    if candidate.suffix.lower() not in CONTENT_TYPES:
+        return None
+    try:
+        resolved = candidate.resolve(strict=True)
+    except (OSError, RuntimeError):  # missing, or a symlink loop
+        return None
+    if not resolved.is_relative_to(root.resolve()) or not resolved.is_file():
+        return None
+    return resolved
+
+
+def _read(path: Path) -> _Cached:
+    """The file's bytes and ETag, re-read only when its size or modification time changed."""
+    stat = path.stat()
+    cached = _cache.get(path)
+    if cached is None or (cached.mtime_ns, cached.size) != (stat.st_mtime_ns, stat.st_size):
+        body = path.read_bytes()
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        cached = _Cached(stat.st_mtime_ns, stat.st_size, body, etag)
+        _cache[path] = cached
+    return cached
+
+
+def _etag_matches(if_none_match: str | None, etag: str) -> bool:
+    if not if_none_match:
+        return False
+    candidates = {tag.strip().removeprefix("W/") for tag in if_none_match.split(",")}
+    return etag in candidates or "*" in candidates
+
+
+def static_response(path: str, if_none_match: str | None = None) -> StaticResponse | None:
+    """Answer URL ``path`` (no query string) from the viewer's files; None when not ours.
+
+    ``if_none_match`` is the request's ``If-None-Match`` header: when it names
+    the current ETag the answer is an empty ``304``.
+    """
+    if path in _PAGES:
+        file: Path | None = STATIC_DIR / _PAGES[path]
+    elif _MATCH_PAGE.fullmatch(path):
+        file = STATIC_DIR / "match.html"
+    elif path.startswith(_STATIC_PREFIX):
+        try:
+            file = resolve_static_path(path[len(_STATIC_PREFIX) :])
+        except UnicodeDecodeError:
+            return None
+    else:
+        return None
+    if file is None or not file.is_file():
+        return None
+    cached = _read(file)
+    content_type = CONTENT_TYPES[file.suffix.lower()]
+    headers = {
+        "Cache-Control": CACHE_CONTROL,
+        "ETag": cached.etag,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if file.suffix.lower() == ".html":
+        headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        headers["Referrer-Policy"] = "same-origin"
+    if _etag_matches(if_none_match, cached.etag):
+        return StaticResponse(304, content_type, b"", headers)
+    return StaticResponse(200, content_type, cached.body, headers)
+
+
+def add_viewer_routes(router: Router) -> None:
+    """Register ``/``, ``/matches/<id>`` and ``/static/...`` on ``router``."""
+
+    async def serve(request: HttpRequest) -> HttpResponse:
+        found = static_response(request.path, request.headers.get("if-none-match"))
+        if found is None:
+            return HttpResponse(404, b"not found\n", "text/plain; charset=utf-8")
+        return HttpResponse(found.status, found.body, found.content_type, found.headers)
+
+    router.add(r"/(?:index\.html)?", serve)
+    router.add(r"/matches/" + MATCH_ID_PATTERN, serve)
+    router.add(r"/static/.+", serve)

@@ -1,0 +1,115 @@
+"""Helpers shared by the viewer tests and their fixtures: scripted bots and fixture types.
+
+(A module of its own because test modules cannot import ``conftest``.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from playwright.async_api import Page
+from websockets.asyncio.client import ClientConnection
+
+from protocol.messages import MatchEnd, MatchStart, ServerMessage, YourTurn, parse_server_message
+
+
+def fake_analysis(legal: tuple[int, ...], chosen: int, rng: random.Random) -> dict[str, Any]:
+    """A plausible search report: most visits on the chosen move, the rest spread out."""
+    visits = {move: rng.randint(5, 60) for move in legal}
+    visits[chosen] = max(visits.values()) + rng.randint(40, 120)
+    total = sum(visits.values())
+    return {
+        "simulations": total,
+        "sims_per_s": round(total / 0.25, 1),
+        "value": round(rng.uniform(-0.5, 0.5), 3),
+        "depth": rng.randint(4, 20),
+        "moves": [
+            {"move": move, "visits": n, "value": round(rng.uniform(-1, 1), 3)}
+            for move, n in sorted(visits.items())
+        ],
+    }
+
+
+class ScriptedBot:
+    """A bot over a real websocket that plays seeded random (or scripted) moves with analysis.
+
+    ``scripts`` are the moves to play by seat (player 0's, player 1's); without them, or
+    once its script runs out, the bot picks a seeded random legal move.
+
+    In ``gated`` mode it waits for ``allow(n)`` before each of its moves, so a test can
+    look at the page between moves; otherwise it plays as fast as the server lets it.
+    """
+
+    def __init__(
+        self,
+        ws: ClientConnection,
+        name: str,
+        seed: int,
+        gated: bool,
+        scripts: tuple[list[int], list[int]] | None,
+    ) -> None:
+        self.ws = ws
+        self.name = name
+        self.rng = random.Random(seed)
+        self.gated = gated
+        self.scripts = scripts
+        self.script: list[int] = []
+        self.permits: asyncio.Queue[None] = asyncio.Queue()
+        self.started: asyncio.Future[MatchStart] = asyncio.get_running_loop().create_future()
+        self.ended: asyncio.Future[MatchEnd] = asyncio.get_running_loop().create_future()
+        self.played = 0
+        self.task: asyncio.Task[None] | None = None
+
+    def allow(self, moves: int = 1) -> None:
+        """Let a gated bot play ``moves`` more moves."""
+        for _ in range(moves):
+            self.permits.put_nowait(None)
+
+    def release(self) -> None:
+        """Stop gating: play every remaining move at once (waking a move that waits)."""
+        self.gated = False
+        self.allow(1)
+
+    async def seek(self, game: str, move_ms: int) -> None:
+        """Ask the lobby for a match."""
+        await self.send(type="seek", game=game, time_control={"move_ms": move_ms, "bank_ms": 0})
+
+    async def send(self, **fields: Any) -> None:
+        """Send one JSON message."""
+        await self.ws.send(json.dumps(fields))
+
+    async def run(self) -> None:
+        """Answer the server until the match ends."""
+        async for frame in self.ws:
+            message: ServerMessage = parse_server_message(frame)
+            if isinstance(message, MatchStart) and not self.started.done():
+                if self.scripts is not None and message.you is not None:
+                    self.script = list(self.scripts[message.you])
+                self.started.set_result(message)
+            elif isinstance(message, YourTurn):
+                await self._play(message)
+            elif isinstance(message, MatchEnd):
+                if not self.ended.done():
+                    self.ended.set_result(message)
+                return
+
+    async def _play(self, turn: YourTurn) -> None:
+        if self.gated:
+            await self.permits.get()
+        move = self.script.pop(0) if self.script else self.rng.choice(turn.legal_moves)
+        analysis = fake_analysis(turn.legal_moves, move, self.rng)
+        await self.send(
+            type="move", match_id=turn.match_id, ply=turn.ply, move=move, analysis=analysis
+        )
+        self.played += 1
+
+
+PageFactory = Callable[..., Awaitable[Page]]
+"""``await open_page(width=..., height=..., dark=...)``: a fresh page in its own context."""
+
+BotsFactory = Callable[..., Awaitable[tuple[ScriptedBot, ScriptedBot]]]
+"""``x, o = await start_match(game, names=..., gated=..., scripts=...)``: bots by seat."""
