@@ -525,10 +525,8 @@ class ArenaServer:
         return bot in self._bots and playing < self._max_matches.get(bot, 1)
 
     async def _rating(self, bot: str, game: str) -> float:
-        for row in await self.store.leaderboard(game):
-            if row.bot == bot:
-                return row.rating
-        return DEFAULT_RATING
+        rating = await self.store.rating(bot, game)
+        return DEFAULT_RATING if rating is None else rating
 
     # Matches --------------------------------------------------------------------------
 

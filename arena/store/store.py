@@ -41,7 +41,7 @@ from arena.ratings import DEFAULT_K
 from arena.store import queries
 from arena.store.dialect import insert_ignoring_duplicates
 from arena.store.engine import BEGIN_OPTION, DEFAULT_URL, is_sqlite, make_engine, migrate
-from arena.store.models import Bot, Match, Move
+from arena.store.models import Bot, Match, Move, Rating
 from arena.store.movebuffer import Batch, MoveBuffer
 from arena.store.rating_updates import rate_match, rebuild
 from arena.store.records import (
@@ -403,6 +403,19 @@ class Store:
         """Active bots with at least one rated game of ``game``, by rating then name."""
         async with self._read() as session:
             return await queries.leaderboard(session, game)
+
+    async def rating(self, bot: str, game: str) -> float | None:
+        """An active bot's current rating in ``game``; None before its first rated game.
+
+        One row, where ``leaderboard`` would load every rated bot: the server
+        asks this for each seek and each match start.
+        """
+        async with self._read() as session:
+            return await session.scalar(
+                select(Rating.rating)
+                .join(Bot, Bot.id == Rating.bot_id)
+                .where(Bot.name == bot, Bot.active, Rating.game == game)
+            )
 
     async def get_match(self, match_id: str) -> MatchRecord | None:
         """One match in full, including moves still waiting in this process's buffer."""

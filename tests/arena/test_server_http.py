@@ -72,7 +72,7 @@ async def test_http_errors(server: ArenaServer) -> None:
     assert (await http_get(server.port, "/api/matches?status=bogus"))[0] == 400
 
 
-async def test_the_route_table_takes_a_viewer(server: ArenaServer) -> None:
+async def test_the_route_table_takes_extra_routes(server: ArenaServer) -> None:
     async def page(request: HttpRequest) -> HttpResponse:
         body = f"<h1>{request.params['match_id']}</h1>".encode()
         return HttpResponse(200, body, "text/html", {"ETag": '"v1"', "Cache-Control": "max-age=60"})
@@ -80,9 +80,9 @@ async def test_the_route_table_takes_a_viewer(server: ArenaServer) -> None:
     async def broken(request: HttpRequest) -> HttpResponse:
         raise RuntimeError("bug")
 
-    server.router.add(r"/matches/(?P<match_id>\w+)", page)
+    server.router.add(r"/extra/(?P<match_id>\w+)", page)
     server.router.add(r"/broken", broken)
-    status, headers, body = await http_get(server.port, "/matches/abc")
+    status, headers, body = await http_get(server.port, "/extra/abc")
     assert (status, headers["content-type"], body) == (200, "text/html", "<h1>abc</h1>")
     assert (headers["etag"], headers["cache-control"]) == ('"v1"', "max-age=60")
     assert (await http_get(server.port, "/broken"))[0] == 500

@@ -1,0 +1,816 @@
+"""Server load: N concurrent matches between instant-move bots, every move persisted.
+
+The arena server runs in its own process (``ArenaServer`` on a free loopback
+port, a fresh SQLite file in a temporary directory unless ``--db`` names one);
+2N bots run in one or more separate client processes, each an asyncio loop
+holding many websocket connections. Every bot seeks a match, answers each
+``your_turn`` at once with a seeded random legal move (or the first one), and
+seeks again after ``match_end`` until the measured window is over. Then the
+bots finish the matches they are in, the server shuts down, and the database
+is checked: it must hold exactly the moves the clients saw confirmed.
+
+Reported: matches live at once, matches completed, moves/s over the measured
+window (after a warm-up), and the latency a move sees through the server —
+from the client sending ``move`` to the same connection receiving the
+``moved`` broadcast for that ply (parse, validate, apply, queue for the group
+commit, serialize, send). Loopback round trips are tens of microseconds, so
+the figure is the server's (and, when its loop is busy, the client's) delay.
+
+    python bench/server_load.py                    # 500 matches, 20 s window
+    python bench/server_load.py --matches 50,200,500 --seconds 20
+    python bench/server_load.py --matches 500 --client-procs 2 --game tictactoe
+    python bench/server_load.py --db postgresql+asyncpg://user:pw@127.0.0.1/arena
+    python bench/server_load.py --profile /tmp/server.pstats   # cProfile the server
+
+All traffic stays on 127.0.0.1; every phase has a deadline, so a run always
+ends by itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import json
+import logging
+import multiprocessing
+import os
+import random
+import secrets
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection
+from multiprocessing.context import SpawnContext, SpawnProcess
+from multiprocessing.synchronize import Event as MpEvent
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from arena.server import ArenaConfig, ArenaServer
+from arena.store import Store
+from arena.store.engine import make_engine
+from arena.store.models import Bot, Match, Move
+from protocol.messages import PROTOCOL_VERSION
+
+TARGET_MATCHES = 500
+TARGET_MOVES_PER_S = 5000.0
+TARGET_P99_MS = 10.0
+
+MOVE_MS = 30_000
+"""A generous per-move time: instant bots never come near it, even on a saturated server."""
+
+_CONNECT_CONCURRENCY = 50
+"""Handshakes in flight per client process; more only overflows the listen backlog."""
+
+_PROGRESS_SLOTS = 4
+"""Per client process in the shared progress array: moves, matches ended, bots playing, errors."""
+
+DEFAULT_PAIRING_WINDOW_S = ArenaConfig().pairing_window_s
+DEFAULT_RATE_PER_S = 1000.0
+
+_PROCESS_START_TIMEOUT_S = 60.0
+_DRAIN_TIMEOUT_S = 15.0
+"""After the window, how long bots may take to finish the matches they are in."""
+
+
+# Configuration and results ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSpec:
+    """One benchmark run."""
+
+    matches: int = TARGET_MATCHES
+    seconds: float = 20.0
+    """Length of the measured window."""
+    warmup: float = 3.0
+    """Seconds of play before the window opens (connections are all up before it starts)."""
+    game: str = "connect4"
+    client_procs: int = 1
+    db: str | None = None
+    """A database URL; None means a fresh SQLite file in a temporary directory."""
+    policy: str = "random"
+    """``random`` (seeded, per bot) or ``first`` (always the first legal move)."""
+    seed: int = 1
+    pairing_window_s: float = DEFAULT_PAIRING_WINDOW_S
+    rate_per_s: float = DEFAULT_RATE_PER_S
+    """The server's per-connection message rate limit. The protocol's default (20/s) is a
+    policy against abusive clients; instant bots in a lightly loaded server exceed it, and
+    the point here is what the server can carry."""
+    progress_s: float = 2.0
+    profile: str | None = None
+    """Write a cProfile of the server process here (slows the server down)."""
+    quiet: bool = False
+
+
+@dataclass(slots=True)
+class ClientStats:
+    """What one client process measured; summed over processes by ``_merge``."""
+
+    moves: int = 0
+    """Own moves confirmed by a ``moved`` (each move counted once, by its mover)."""
+    window_moves: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    """Move-to-moved latency of every move sent inside the window."""
+    lag_ms: list[float] = field(default_factory=list)
+    """How late a 20 ms ticker woke up inside the window: the client loop's own delay."""
+    matches_ended: int = 0
+    window_matches_ended: int = 0
+    match_moves: dict[str, int] = field(default_factory=dict)
+    """Per ended match (seen from seat 0): the number of ``moved`` received."""
+    terminations: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    connect_s: float = 0.0
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """The outcome of one run, as printed by ``format_report``."""
+
+    spec: LoadSpec
+    db_kind: str
+    window_s: float
+    live_samples: list[float]
+    stats: ClientStats
+    db_moves: int
+    db_matches: Counter[str]
+    mismatched_matches: int
+    server_cpu: float | None
+    client_cpu: float | None
+
+    @property
+    def moves_per_s(self) -> float:
+        """Confirmed moves per second over the measured window."""
+        return self.stats.window_moves / self.window_s if self.window_s > 0 else 0.0
+
+    @property
+    def persisted(self) -> bool:
+        """Every confirmed move is in the database, and every ended match has all its moves."""
+        return self.db_moves == self.stats.moves and self.mismatched_matches == 0
+
+    def latency(self, q: float) -> float:
+        """The ``q`` quantile (0-1) of the window's move latencies, in ms."""
+        return _quantile(self.stats.latencies_ms, q)
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+# The bots -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ClientSpec:
+    url: str
+    game: str
+    policy: str
+    seed: int
+    warmup: float
+    seconds: float
+    pairing_window_s: float
+
+
+class _Clients:
+    """All the bots of one client process, on one event loop."""
+
+    def __init__(self, spec: _ClientSpec, progress: Any, slot: int) -> None:
+        self.spec = spec
+        self.stats = ClientStats()
+        self.stopping = False
+        self.window_start = float("inf")
+        self.window_end = float("inf")
+        self.in_match = 0
+        self._progress = progress
+        self._slot = slot * _PROGRESS_SLOTS
+        self._connect_gate = asyncio.Semaphore(_CONNECT_CONCURRENCY)
+
+    def publish(self) -> None:
+        """Copy the counters the parent prints as progress into shared memory."""
+        p, s = self._progress, self._slot
+        p[s] = self.stats.moves
+        p[s + 1] = self.stats.matches_ended
+        p[s + 2] = self.in_match
+        p[s + 3] = sum(self.stats.errors.values())
+
+    async def connect(self, name: str, token: str) -> ClientConnection:
+        """Open one bot's connection and say hello (a few handshakes at a time)."""
+        async with self._connect_gate:
+            ws = await connect(
+                self.spec.url,
+                compression=None,
+                # The server pings every connection; client pings would only add traffic.
+                ping_interval=None,
+                max_size=2**20,
+                open_timeout=30,
+            )
+            hello = {
+                "type": "hello",
+                "role": "bot",
+                "version": PROTOCOL_VERSION,
+                "name": name,
+                "token": token,
+                "max_matches": 1,
+            }
+            await ws.send(json.dumps(hello))
+            welcome = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if welcome.get("type") != "welcome":
+                raise RuntimeError(f"{name}: expected welcome, got {welcome}")
+            return ws
+
+
+class _Bot:
+    """One instant-move bot: seek, answer every turn at once, seek again."""
+
+    def __init__(self, clients: _Clients, name: str, ws: ClientConnection, seed: int) -> None:
+        self.clients = clients
+        self.name = name
+        self.ws = ws
+        self.rng = random.Random(seed)
+        self.match_id: str | None = None
+        self.seat = -1
+        self.seeking = False
+        self.moved_seen = 0
+        self.pending_ply = -1
+        self.sent_at = 0.0
+        self._seek = json.dumps(
+            {
+                "type": "seek",
+                "game": clients.spec.game,
+                "time_control": {"move_ms": MOVE_MS, "bank_ms": 0},
+            }
+        )
+
+    async def seek(self) -> None:
+        """Ask the lobby for a match."""
+        self.seeking = True
+        await self.ws.send(self._seek)
+
+    async def cancel_seek(self) -> None:
+        """Withdraw a pending seek (the benchmark is winding down)."""
+        if self.seeking:
+            self.seeking = False
+            with contextlib.suppress(ConnectionClosed):
+                await self.ws.send('{"type":"cancel_seek"}')
+
+    async def run(self) -> None:
+        """Read and answer until the connection closes."""
+        clients, stats = self.clients, self.clients.stats
+        first = clients.spec.policy == "first"
+        with contextlib.suppress(ConnectionClosed):
+            async for frame in self.ws:
+                msg = json.loads(frame)
+                kind = msg["type"]
+                if kind == "moved":
+                    self.moved_seen += 1
+                    if msg["player"] == self.seat and msg["ply"] == self.pending_ply:
+                        now = time.perf_counter()
+                        stats.moves += 1
+                        if clients.window_start <= self.sent_at < clients.window_end:
+                            stats.window_moves += 1
+                            stats.latencies_ms.append((now - self.sent_at) * 1000.0)
+                        self.pending_ply = -1
+                elif kind == "your_turn":
+                    legal = msg["legal_moves"]
+                    move = legal[0] if first else legal[self.rng.randrange(len(legal))]
+                    ply = self.pending_ply = msg["ply"]
+                    reply = json.dumps(
+                        {"type": "move", "match_id": msg["match_id"], "ply": ply, "move": move}
+                    )
+                    self.sent_at = time.perf_counter()
+                    await self.ws.send(reply)
+                elif kind == "match_start":
+                    self.match_id, self.seat, self.seeking = msg["match_id"], msg["you"], False
+                    self.moved_seen = len(msg["moves"])
+                    clients.in_match += 1
+                elif kind == "match_end":
+                    await self._ended(msg)
+                elif kind == "error":
+                    stats.errors[msg.get("code", "?")] += 1
+                    if sum(stats.errors.values()) <= 5:
+                        print(f"  {self.name}: error {msg}", file=sys.stderr)
+
+    async def _ended(self, msg: dict[str, Any]) -> None:
+        clients, stats = self.clients, self.clients.stats
+        clients.in_match -= 1
+        if self.seat == 0:
+            # Counted once per match, by its first player.
+            stats.matches_ended += 1
+            if clients.window_start <= time.perf_counter() < clients.window_end:
+                stats.window_matches_ended += 1
+            stats.match_moves[msg["match_id"]] = self.moved_seen
+            stats.terminations[msg["termination"]] += 1
+        self.match_id, self.seat, self.moved_seen = None, -1, 0
+        if not clients.stopping:
+            await self.seek()
+
+
+async def _run_clients(
+    spec: _ClientSpec,
+    bots: Sequence[tuple[str, str]],
+    slot: int,
+    progress: Any,
+    ready: MpEvent,
+    go: MpEvent,
+    start_at: Any,
+) -> ClientStats:
+    clients = _Clients(spec, progress, slot)
+    began = time.perf_counter()
+    sockets = await asyncio.gather(*(clients.connect(name, token) for name, token in bots))
+    clients.stats.connect_s = time.perf_counter() - began
+    players = [
+        _Bot(clients, name, ws, spec.seed * 1_000_003 + slot * 10_007 + i)
+        for i, ((name, _), ws) in enumerate(zip(bots, sockets, strict=True))
+    ]
+    readers = [asyncio.create_task(bot.run()) for bot in players]
+    ready.set()
+    # The parent opens the race once every process is connected; perf_counter is the
+    # system-wide monotonic clock on Linux, so the processes agree on the window.
+    await asyncio.to_thread(go.wait, _PROCESS_START_TIMEOUT_S)
+    t0 = float(start_at.value)
+    clients.window_start = t0 + spec.warmup
+    clients.window_end = clients.window_start + spec.seconds
+    ticker = asyncio.create_task(_tick(clients))
+    try:
+        for bot in players:
+            await bot.seek()
+        await asyncio.sleep(max(0.0, clients.window_end - time.perf_counter()))
+        clients.stopping = True
+        for bot in players:
+            await bot.cancel_seek()
+        # A seek the server paired before it read our cancel still yields a match_start
+        # within a pairing window; wait that long, then until every match is over.
+        quiet_at = time.perf_counter() + spec.pairing_window_s + 0.5
+        drain_deadline = time.perf_counter() + _DRAIN_TIMEOUT_S
+        while time.perf_counter() < drain_deadline and (
+            clients.in_match > 0 or time.perf_counter() < quiet_at
+        ):
+            await asyncio.sleep(0.05)
+        if clients.in_match > 0:
+            print(f"  client {slot}: {clients.in_match} bots still in a match", file=sys.stderr)
+    finally:
+        ticker.cancel()
+        await asyncio.gather(*(bot.ws.close() for bot in players), return_exceptions=True)
+        await asyncio.gather(*readers, return_exceptions=True)
+        clients.publish()
+    return clients.stats
+
+
+async def _tick(clients: _Clients) -> None:
+    """Publish progress and measure this loop's own lateness (client-side latency)."""
+    period = 0.02
+    while True:
+        before = time.perf_counter()
+        await asyncio.sleep(period)
+        after = time.perf_counter()
+        if clients.window_start <= before < clients.window_end:
+            clients.stats.lag_ms.append((after - before - period) * 1000.0)
+        clients.publish()
+
+
+def _client_process(
+    spec: _ClientSpec,
+    bots: Sequence[tuple[str, str]],
+    slot: int,
+    progress: Any,
+    ready: MpEvent,
+    go: MpEvent,
+    start_at: Any,
+    results: Connection,
+) -> None:
+    try:
+        stats = asyncio.run(_run_clients(spec, bots, slot, progress, ready, go, start_at))
+        results.send(stats)
+    except BaseException as exc:
+        results.send(exc)
+        raise
+    finally:
+        results.close()
+
+
+# The server -----------------------------------------------------------------------------
+
+
+def _server_process(config: ArenaConfig, control: Connection, profile: str | None) -> None:
+    logging.basicConfig(level=logging.WARNING, format="server %(levelname)s %(name)s: %(message)s")
+    profiler = cProfile.Profile() if profile else None
+    if profiler is not None:
+        profiler.enable()
+    try:
+        asyncio.run(_serve_until_told(config, control))
+    finally:
+        if profiler is not None and profile:
+            profiler.disable()
+            profiler.dump_stats(profile)
+        control.close()
+
+
+async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
+    async with ArenaServer(config) as server:
+        control.send(server.port)
+        # Until the parent says stop, or dies (EOF): the server never outlives the bench.
+        with contextlib.suppress(EOFError, OSError):
+            await asyncio.to_thread(control.recv)
+        await server.shutdown("benchmark over")
+
+
+# Orchestration --------------------------------------------------------------------------
+
+
+async def _register_bots(db_url: str, names: Sequence[str]) -> list[tuple[str, str]]:
+    """Create the schema (migrations) and the bots; returns (name, token) pairs."""
+    async with await Store.open(db_url) as store:
+        return [(name, await store.add_bot(name)) for name in names]
+
+
+async def _verify(
+    db_url: str, prefix: str, match_moves: dict[str, int]
+) -> tuple[int, Counter[str], int]:
+    """Moves stored for this run's matches, their matches by status, and per-match mismatches."""
+    engine = make_engine(db_url)
+    try:
+        async with engine.connect() as conn:
+            ours = select(Bot.id).where(Bot.name.like(f"{prefix}%")).scalar_subquery()
+            run_matches = select(Match.id).where(Match.player0_id.in_(ours))
+            total = await conn.scalar(
+                select(func.count()).select_from(Move).where(Move.match_id.in_(run_matches))
+            )
+            statuses: Counter[str] = Counter()
+            rows = await conn.execute(
+                select(Match.status, Match.termination, func.count())
+                .where(Match.player0_id.in_(ours))
+                .group_by(Match.status, Match.termination)
+            )
+            for status, termination, count in rows:
+                statuses[f"{status}/{termination}"] += count
+            stored = dict(
+                (
+                    await conn.execute(
+                        select(Move.match_id, func.count())
+                        .where(Move.match_id.in_(run_matches))
+                        .group_by(Move.match_id)
+                    )
+                ).all()
+            )
+    finally:
+        await engine.dispose()
+    mismatched = sum(1 for m, n in match_moves.items() if stored.get(m, 0) != n)
+    return int(total or 0), statuses, mismatched
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc); None where unavailable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _merge(parts: Sequence[ClientStats]) -> ClientStats:
+    total = ClientStats()
+    for part in parts:
+        total.moves += part.moves
+        total.window_moves += part.window_moves
+        total.latencies_ms += part.latencies_ms
+        total.lag_ms += part.lag_ms
+        total.matches_ended += part.matches_ended
+        total.window_matches_ended += part.window_matches_ended
+        total.match_moves.update(part.match_moves)
+        total.terminations += part.terminations
+        total.errors += part.errors
+        total.connect_s = max(total.connect_s, part.connect_s)
+    return total
+
+
+def run_load(spec: LoadSpec) -> LoadReport:
+    """Run one benchmark: server process, client processes, window, drain, DB check."""
+    ctx = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="arena-load-") as tmp:
+        db_url = spec.db or f"sqlite+aiosqlite:///{Path(tmp) / 'arena.db'}"
+        # A fresh name prefix per run, so a shared (PostgreSQL) database can be reused.
+        prefix = f"load{secrets.token_hex(3)}-"
+        names = [f"{prefix}{i}" for i in range(2 * spec.matches)]
+        began = time.perf_counter()
+        bots = asyncio.run(_register_bots(db_url, names))
+        _say(spec, f"registered {len(bots)} bots in {time.perf_counter() - began:.1f} s")
+        config = ArenaConfig(
+            host="127.0.0.1",
+            port=0,
+            db_url=db_url,
+            move_ms=MOVE_MS,
+            pairing_window_s=spec.pairing_window_s,
+            rate_per_s=spec.rate_per_s,
+            rate_burst=max(40, int(2 * spec.rate_per_s)),
+            # A handful of matches per bot per second: keep outgoing queues roomy.
+            bot_queue_size=4096,
+        )
+        control, server_end = ctx.Pipe()
+        server = ctx.Process(
+            target=_server_process, args=(config, server_end, spec.profile), name="arena-server"
+        )
+        server.start()
+        server_end.close()
+        try:
+            if not control.poll(_PROCESS_START_TIMEOUT_S):
+                raise RuntimeError("the server did not start")
+            port = control.recv()
+            report = _drive(ctx, spec, f"ws://127.0.0.1:{port}/", bots, server)
+        finally:
+            with contextlib.suppress(OSError):
+                control.send("stop")
+            server.join(60)
+            if server.is_alive():
+                server.kill()
+                server.join()
+            control.close()
+        report.db_kind = db_url.split(":", 1)[0]
+        report.db_moves, report.db_matches, report.mismatched_matches = asyncio.run(
+            _verify(db_url, prefix, report.stats.match_moves)
+        )
+        return report
+
+
+def _drive(
+    ctx: SpawnContext,
+    spec: LoadSpec,
+    url: str,
+    bots: Sequence[tuple[str, str]],
+    server: SpawnProcess,
+) -> LoadReport:
+    procs = max(1, min(spec.client_procs, len(bots)))
+    client_spec = _ClientSpec(
+        url=url,
+        game=spec.game,
+        policy=spec.policy,
+        seed=spec.seed,
+        warmup=spec.warmup,
+        seconds=spec.seconds,
+        pairing_window_s=spec.pairing_window_s,
+    )
+    progress = ctx.Array("d", procs * _PROGRESS_SLOTS, lock=False)
+    start_at = ctx.Value("d", 0.0, lock=False)
+    go = ctx.Event()
+    readies = [ctx.Event() for _ in range(procs)]
+    pipes = [ctx.Pipe(duplex=False) for _ in range(procs)]
+    clients = [
+        ctx.Process(
+            target=_client_process,
+            args=(client_spec, bots[i::procs], i, progress, readies[i], go, start_at, pipes[i][1]),
+            name=f"arena-load-client-{i}",
+        )
+        for i in range(procs)
+    ]
+    for proc in clients:
+        proc.start()
+    for _, sender in pipes:
+        sender.close()
+    try:
+        connect_deadline = time.perf_counter() + _PROCESS_START_TIMEOUT_S
+        for ready, proc in zip(readies, clients, strict=True):
+            while not ready.wait(0.2):
+                if not proc.is_alive() or time.perf_counter() > connect_deadline:
+                    raise RuntimeError(f"{proc.name} failed to connect its bots")
+        start_at.value = time.perf_counter()
+        go.set()
+        t0 = float(start_at.value)
+        window = (t0 + spec.warmup, t0 + spec.warmup + spec.seconds)
+        receivers = [receiver for receiver, _ in pipes]
+        live_samples, cpu = _watch(spec, progress, procs, t0, window, server, clients, receivers)
+        results = []
+        for receiver, _ in pipes:
+            if not receiver.poll(_DRAIN_TIMEOUT_S + 30):
+                raise RuntimeError("a client process sent no result")
+            result = receiver.recv()
+            if isinstance(result, BaseException):
+                raise RuntimeError("a client process failed") from result
+            results.append(result)
+    finally:
+        for proc in clients:
+            proc.join(30)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+    return LoadReport(
+        spec=spec,
+        db_kind="",
+        window_s=spec.seconds,
+        live_samples=live_samples,
+        stats=_merge(results),
+        db_moves=0,
+        db_matches=Counter(),
+        mismatched_matches=0,
+        server_cpu=cpu[0],
+        client_cpu=cpu[1],
+    )
+
+
+def _watch(
+    spec: LoadSpec,
+    progress: Any,
+    procs: int,
+    t0: float,
+    window: tuple[float, float],
+    server: SpawnProcess,
+    clients: Sequence[SpawnProcess],
+    receivers: Sequence[Connection],
+) -> tuple[list[float], tuple[float | None, float | None]]:
+    """Sample concurrency, print progress, and measure CPU use over the window.
+
+    Returns once every client process has its result ready (or died, or the drain
+    deadline passed).
+    """
+
+    def total(offset: int) -> float:
+        return float(sum(progress[p * _PROGRESS_SLOTS + offset] for p in range(procs)))
+
+    def cpu_now() -> tuple[float | None, float | None]:
+        client_times = [_cpu_seconds(p.pid) for p in clients if p.pid is not None]
+        known = [t for t in client_times if t is not None]
+        pid = server.pid
+        return (
+            _cpu_seconds(pid) if pid is not None else None,
+            sum(known) if known else None,
+        )
+
+    live: list[float] = []
+    cpu_start: tuple[float | None, float | None] = (None, None)
+    cpu_end: tuple[float | None, float | None] = (None, None)
+    in_window = False
+    last_print, last_moves = t0, 0.0
+    while True:
+        time.sleep(0.25)
+        now = time.perf_counter()
+        if not in_window and now >= window[0]:
+            in_window, cpu_start = True, cpu_now()
+        if in_window and now < window[1]:
+            live.append(total(2) / 2)
+        if now >= window[1] and cpu_end == (None, None):
+            cpu_end = cpu_now()
+        if now - last_print >= spec.progress_s:
+            moves = total(0)
+            phase = "warm-up" if now < window[0] else "window" if now < window[1] else "drain"
+            _say(
+                spec,
+                f"  {now - t0:6.1f} s {phase:7}  live {total(2) / 2:5.0f}  "
+                f"moves {moves:9.0f}  {(moves - last_moves) / (now - last_print):8.0f}/s  "
+                f"matches {total(1):7.0f}  errors {total(3):.0f}",
+            )
+            last_print, last_moves = now, moves
+        if now >= window[1] and all(
+            r.poll() or not p.is_alive() for r, p in zip(receivers, clients, strict=True)
+        ):
+            break
+        if now >= window[1] + _DRAIN_TIMEOUT_S + 30:
+            break
+
+    def used(i: int) -> float | None:
+        a, b = cpu_start[i], cpu_end[i]
+        return None if a is None or b is None else (b - a) / (window[1] - window[0])
+
+    return live, (used(0), used(1))
+
+
+# Output ---------------------------------------------------------------------------------
+
+
+def _say(spec: LoadSpec, text: str) -> None:
+    if not spec.quiet:
+        print(text, flush=True)
+
+
+def _fmt_pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}% of a core"
+
+
+def format_report(report: LoadReport) -> str:
+    """The detailed table of one run."""
+    spec, stats = report.spec, report.stats
+    live = report.live_samples or [0.0]
+    ended = ", ".join(f"{k} {v}" for k, v in sorted(stats.terminations.items()))
+    stored = ", ".join(f"{k} {v}" for k, v in sorted(report.db_matches.items()))
+    errors = ", ".join(f"{k} {v}" for k, v in sorted(stats.errors.items())) or "none"
+    rows = [
+        ("matches requested", f"{spec.matches} ({2 * spec.matches} bots, {spec.game})"),
+        ("client processes", str(max(1, spec.client_procs))),
+        ("database", report.db_kind),
+        ("window", f"{report.window_s:g} s after {spec.warmup:g} s warm-up"),
+        (
+            "concurrent matches",
+            f"mean {statistics.fmean(live):.0f}, min {min(live):.0f}, max {max(live):.0f}",
+        ),
+        ("matches completed", f"{stats.window_matches_ended} in window, {stats.matches_ended} all"),
+        ("moves", f"{stats.window_moves} in window, {stats.moves} all"),
+        ("moves/s", f"{report.moves_per_s:.0f}"),
+        (
+            "move->moved latency",
+            f"p50 {report.latency(0.5):.2f} ms, p99 {report.latency(0.99):.2f} ms, "
+            f"max {max(stats.latencies_ms, default=float('nan')):.2f} ms",
+        ),
+        ("client loop lag p99", f"{_quantile(stats.lag_ms, 0.99):.2f} ms"),
+        ("server CPU", _fmt_pct(report.server_cpu)),
+        ("client CPU", _fmt_pct(report.client_cpu)),
+        (
+            "persisted",
+            f"{report.db_moves} moves in DB / {stats.moves} confirmed: "
+            + ("OK" if report.persisted else "MISMATCH")
+            + f" ({len(stats.match_moves)} ended matches checked, "
+            f"{report.mismatched_matches} differ)",
+        ),
+        ("match ends (clients)", ended or "none"),
+        ("matches in DB", stored or "none"),
+        ("errors", errors),
+        ("connect time", f"{stats.connect_s:.1f} s"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
+
+
+def format_summary(reports: Sequence[LoadReport]) -> str:
+    """One row per run, with the issue's targets."""
+    header = ("matches", "live", "done", "moves/s", "p50 ms", "p99 ms", "max ms", "srv CPU", "DB")
+    rows = [header]
+    for r in reports:
+        rows.append(
+            (
+                str(r.spec.matches),
+                f"{statistics.fmean(r.live_samples or [0.0]):.0f}",
+                str(r.stats.window_matches_ended),
+                f"{r.moves_per_s:.0f}",
+                f"{r.latency(0.5):.2f}",
+                f"{r.latency(0.99):.2f}",
+                f"{max(r.stats.latencies_ms, default=float('nan')):.2f}",
+                "n/a" if r.server_cpu is None else f"{100 * r.server_cpu:.0f}%",
+                "OK" if r.persisted else "MISMATCH",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append(
+        f"target: {TARGET_MATCHES} matches, >= {TARGET_MOVES_PER_S:.0f} moves/s, "
+        f"p99 <= {TARGET_P99_MS:g} ms, every move persisted"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark(s) and print the tables; non-zero when a move went unpersisted."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--matches", default=str(TARGET_MATCHES), help="concurrent matches; a list runs each"
+    )
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured window")
+    parser.add_argument("--warmup", type=float, default=3.0, help="play before the window")
+    parser.add_argument("--game", default="connect4")
+    parser.add_argument("--client-procs", type=int, default=1, help="client processes")
+    parser.add_argument("--db", default=None, help="database URL (default: fresh SQLite file)")
+    parser.add_argument("--policy", choices=("random", "first"), default="random")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--pairing-window", type=float, default=DEFAULT_PAIRING_WINDOW_S, help="seconds"
+    )
+    parser.add_argument("--rate-per-s", type=float, default=DEFAULT_RATE_PER_S)
+    parser.add_argument("--progress", type=float, default=2.0, help="seconds between lines")
+    parser.add_argument("--profile", default=None, help="write a cProfile of the server here")
+    args = parser.parse_args(argv)
+    base = LoadSpec(
+        seconds=args.seconds,
+        warmup=args.warmup,
+        game=args.game,
+        client_procs=args.client_procs,
+        db=args.db,
+        policy=args.policy,
+        seed=args.seed,
+        pairing_window_s=args.pairing_window,
+        rate_per_s=args.rate_per_s,
+        progress_s=args.progress,
+        profile=args.profile,
+    )
+    reports = []
+    for n in (int(part) for part in str(args.matches).split(",")):
+        spec = replace(base, matches=n)
+        print(f"== {n} matches, {spec.game}, {spec.client_procs} client process(es)", flush=True)
+        report = run_load(spec)
+        print(format_report(report), flush=True)
+        reports.append(report)
+    if len(reports) > 1:
+        print()
+        print(format_summary(reports))
+    return 0 if all(r.persisted for r in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
