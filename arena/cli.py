@@ -1,10 +1,15 @@
-"""The ``arena`` command: run the server, manage bots, show the leaderboard, rebuild ratings.
+"""The ``arena`` command: run the server, a demo, watch a match, manage bots and ratings.
 
-Every subcommand takes ``--db URL`` (default: ``$ARENA_DB`` or
-``sqlite+aiosqlite:///arena.db`` in the current directory)::
+Every subcommand that touches the database takes ``--db URL`` (default:
+``$ARENA_DB`` or ``sqlite+aiosqlite:///arena.db`` in the current directory; a
+plain file path means a SQLite file)::
 
-    arena serve --host 127.0.0.1 --port 8765 --move-ms 1000 --bank-ms 0 --grace-s 30
-    arena bots add NAME          # prints the bot's token, once
+    arena serve --host 127.0.0.1 --port 8765 --move-ms 1000 --bank-ms 0 --grace-s 30 \\
+        [--mqtt mqtt://127.0.0.1:1883]
+    arena demo [--game connect4] [--bots random,mcts-200] [--duration 60] [--mqtt URL]
+    arena watch [MATCH_ID] [--url ws://127.0.0.1:8765] [--follow]
+    arena bots add NAME...        # prints each bot's token, once
+    arena bots add --if-missing --token-dir DIR NAME...   # idempotent, tokens in DIR/NAME
     arena bots list
     arena bots remove NAME
     arena leaderboard --game connect4 [--server http://127.0.0.1:8765]
@@ -19,19 +24,34 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from arena.demo import BOT_NAMES, DEFAULT_BOTS, DemoOptions, run_demo
 from arena.errors import BotExistsError
-from arena.server import ArenaConfig, ArenaServer
+from arena.provision import ensure_bot, read_token_file, write_private
+from arena.server import ArenaConfig
+from arena.serving import ArenaApp
 from arena.store import DEFAULT_URL, Store
+from arena.watch import run_watch
 from protocol.games import GAMES
+from protocol.messages.values import BOT_NAME_PATTERN
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
+DEFAULT_WS = "ws://127.0.0.1:8765"
+
+
+def db_url(text: str) -> str:
+    """A database URL from ``--db``: URLs pass through, a plain path names a SQLite file."""
+    if "://" in text:
+        return text
+    return f"sqlite+aiosqlite:///{Path(text).expanduser().resolve()}"
 
 
 def _db_default() -> str:
@@ -42,7 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``arena`` command."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--db", default=_db_default(), help="database URL (env ARENA_DB; default %(default)s)"
+        "--db",
+        type=db_url,
+        default=_db_default(),
+        help="database URL or SQLite file path (env ARENA_DB; default %(default)s)",
     )
     parser = argparse.ArgumentParser(prog="arena", description="MCTS Arena server and admin.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -54,12 +77,28 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--bank-ms", type=int, default=0, help="default time bank")
     serve.add_argument("--grace-s", type=float, default=30.0, help="reconnect grace window")
     serve.add_argument("--k-factor", type=float, default=32.0, help="Elo K factor")
+    serve.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
     serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+
+    _add_demo_parser(commands, common)
+    _add_watch_parser(commands)
 
     bots = commands.add_parser("bots", help="manage registered bots")
     bot_commands = bots.add_subparsers(dest="bots_command", required=True)
-    add = bot_commands.add_parser("add", parents=[common], help="register a bot, print its token")
-    add.add_argument("name")
+    add = bot_commands.add_parser(
+        "add", parents=[common], help="register bots, print (or store) their tokens"
+    )
+    add.add_argument("names", nargs="+", metavar="NAME")
+    add.add_argument(
+        "--token-dir",
+        type=Path,
+        help="write each token to DIR/NAME (mode 0600) instead of printing it",
+    )
+    add.add_argument(
+        "--if-missing",
+        action="store_true",
+        help="a registered bot is fine: keep its token if DIR/NAME still works, else reissue one",
+    )
     bot_commands.add_parser("list", parents=[common], help="list registered bots")
     remove = bot_commands.add_parser("remove", parents=[common], help="deactivate a bot")
     remove.add_argument("name")
@@ -78,15 +117,68 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_demo_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+) -> None:
+    demo = commands.add_parser(
+        "demo",
+        parents=[common],
+        help="run the server with built-in bots playing rated matches; live leaderboard",
+    )
+    demo.add_argument("--game", default="connect4", choices=GAMES)
+    demo.add_argument(
+        "--bots",
+        default=",".join(DEFAULT_BOTS),
+        help=f"comma-separated subset of {','.join(BOT_NAMES)} (default: all)",
+    )
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    demo.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
+    demo.add_argument("--move-ms", type=int, default=1000, help="time per move (ms)")
+    demo.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop by itself after this long"
+    )
+    demo.add_argument(
+        "--refresh", type=float, default=2.0, metavar="SECONDS", help="leaderboard redraw period"
+    )
+    demo.add_argument("--quiet", action="store_true", help="no live leaderboard, just a summary")
+
+
+def _add_watch_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    watch = commands.add_parser(
+        "watch", help="follow a live match (or the next to start) in the terminal"
+    )
+    watch.add_argument("match_id", nargs="?", help="the match to follow (default: any live one)")
+    watch.add_argument("--url", default=DEFAULT_WS, help="server websocket URL")
+    watch.add_argument(
+        "--follow", action="store_true", help="after the end, go on with the next match"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``arena`` console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
         if args.command == "serve":
             return asyncio.run(_serve(args))
+        if args.command == "demo":
+            try:
+                options = DemoOptions.from_args(args)
+            except ValueError as exc:
+                parser.error(str(exc))
+            return asyncio.run(run_demo(options))
+        if args.command == "watch":
+            return asyncio.run(run_watch(args.url, args.match_id, follow=args.follow))
         return asyncio.run(_admin(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # Output piped into `head` or similar that stopped reading; cleanup has run.
+        # Point stdout at /dev/null so the interpreter's final flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 async def _serve(args: argparse.Namespace) -> int:
@@ -103,20 +195,25 @@ async def _serve(args: argparse.Namespace) -> int:
         grace_s=args.grace_s,
         k_factor=args.k_factor,
     )
-    server = ArenaServer(config)
-    await server.start()
+    try:
+        app = ArenaApp(config, mqtt_url=args.mqtt)
+    except ValueError as exc:
+        print(f"error: --mqtt: {exc}", file=sys.stderr)
+        return 2
+    await app.start()
+    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    stopping: list[asyncio.Task[None]] = []
 
-    def stop(signame: str) -> None:
-        if not stopping:
+    def on_signal(signame: str) -> None:
+        if not stop.is_set():
             logging.getLogger(__name__).info("%s received, shutting down", signame)
-            stopping.append(loop.create_task(server.shutdown(f"server shutting down ({signame})")))
+            stop.set()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop, sig.name)
-    print(f"arena listening on ws://{config.host}:{server.port}", flush=True)
-    await server.wait_stopped()
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    print(f"arena listening on ws://{config.host}:{app.server.port}", flush=True)
+    await stop.wait()
+    await app.stop("server shutting down")
     return 0
 
 
@@ -138,14 +235,7 @@ async def _admin(args: argparse.Namespace) -> int:
 
 async def _bots(store: Store, args: argparse.Namespace) -> int:
     if args.bots_command == "add":
-        try:
-            token = await store.add_bot(args.name)
-        except (BotExistsError, ValueError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        print(f"added bot {args.name}; its token (shown only once):")
-        print(token)
-        return 0
+        return await _add_bots(store, args.names, args.token_dir, args.if_missing)
     if args.bots_command == "list":
         rows = [
             [bot.name, bot.created_at.strftime("%Y-%m-%d %H:%M"), "yes" if bot.active else "no"]
@@ -158,6 +248,48 @@ async def _bots(store: Store, args: argparse.Namespace) -> int:
         return 0
     print(f"error: no active bot named {args.name!r}", file=sys.stderr)
     return 1
+
+
+async def _add_bots(
+    store: Store, names: list[str], token_dir: Path | None, if_missing: bool
+) -> int:
+    """``bots add``: print fresh tokens, or keep them in ``token_dir`` (idempotently)."""
+    status = 0
+    for name in names:
+        file = token_dir / name if token_dir is not None else None
+        if file is not None and not _is_file_safe_name(name):
+            # The name becomes a file name: no path separators, no hidden files, no "..".
+            print(f"error: {name!r} is not a valid bot name", file=sys.stderr)
+            status = 1
+            continue
+        try:
+            if if_missing and file is not None:
+                token, action = await ensure_bot(store, name, read_token_file(file))
+            else:
+                token, action = await store.add_bot(name), "added"
+        except BotExistsError:
+            if if_missing:  # no token file to fix: an existing bot is left as it is
+                print(f"bot {name} is already registered")
+                continue
+            print(f"error: bot {name!r} already exists", file=sys.stderr)
+            status = 1
+            continue
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        if file is None:
+            print(f"added bot {name}; its token (shown only once):")
+            print(token)
+            continue
+        if action != "kept":
+            write_private(file, token + "\n")
+        print(f"bot {name}: {action}, token in {file}")
+    return status
+
+
+def _is_file_safe_name(name: str) -> bool:
+    return re.fullmatch(BOT_NAME_PATTERN, name) is not None and not name.startswith(".")
 
 
 def _fetch_online(server: str, game: str) -> dict[str, bool] | None:
