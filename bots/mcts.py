@@ -32,19 +32,32 @@ ENGINES = ("auto", "kernel", "python")
 
 @dataclass(frozen=True, slots=True)
 class RootStats:
-    """Root children after a search: per move its visits and value sum (mover's view)."""
+    """Root children after a search: per move its visits and value sum (mover's view).
+
+    ``proven`` holds, per move, 1 for a proven win, -1 for a proven loss and 0
+    otherwise (empty when the search does not prove, as the Python engine).
+    """
 
     moves: tuple[int, ...]
     visits: tuple[int, ...]
     values: tuple[float, ...]
     simulations: int
     elapsed_s: float
+    proven: tuple[int, ...] = ()
 
     def best_move(self) -> int:
-        """The most visited move (ties: the higher value sum, then the lower move)."""
-        best = max(
-            range(len(self.moves)), key=lambda i: (self.visits[i], self.values[i], -self.moves[i])
-        )
+        """A proven win, else the most visited move that is not a proven loss.
+
+        Ties: the higher value sum, then the lower move. When every move is a
+        proven loss, the most visited one.
+        """
+        proven = self.proven or (0,) * len(self.moves)
+        candidates = [i for i in range(len(self.moves)) if proven[i] == 1]
+        if not candidates:
+            candidates = [i for i in range(len(self.moves)) if proven[i] != -1]
+        if not candidates:
+            candidates = list(range(len(self.moves)))
+        best = max(candidates, key=lambda i: (self.visits[i], self.values[i], -self.moves[i]))
         return self.moves[best]
 
     def root_value(self) -> float | None:
@@ -53,14 +66,28 @@ class RootStats:
         return sum(self.values) / total if total else None
 
 
+def _combine_proofs(a: int, b: int) -> int:
+    """One move's proof from two searches: a win if either proved one, else a loss if either did."""
+    if a == 1 or b == 1:
+        return 1
+    return -1 if a == -1 or b == -1 else 0
+
+
 def merge_root_stats(results: list[RootStats]) -> RootStats:
-    """Sum visits and values per move over several searches of the same root."""
+    """Sum visits and values per move over several searches of the same root.
+
+    A proof found by any search holds for all of them: a proven win wins over
+    anything, and a proven loss stays a loss.
+    """
     visits: dict[int, int] = {}
     values: dict[int, float] = {}
+    proven: dict[int, int] = {}
     for result in results:
-        for move, n, v in zip(result.moves, result.visits, result.values, strict=True):
+        proofs = result.proven or (0,) * len(result.moves)
+        for move, n, v, p in zip(result.moves, result.visits, result.values, proofs, strict=True):
             visits[move] = visits.get(move, 0) + n
             values[move] = values.get(move, 0.0) + v
+            proven[move] = _combine_proofs(proven.get(move, 0), p)
     moves = tuple(sorted(visits))
     return RootStats(
         moves=moves,
@@ -68,6 +95,7 @@ def merge_root_stats(results: list[RootStats]) -> RootStats:
         values=tuple(values[m] for m in moves),
         simulations=sum(r.simulations for r in results),
         elapsed_s=max((r.elapsed_s for r in results), default=0.0),
+        proven=tuple(proven[m] for m in moves),
     )
 
 
@@ -100,6 +128,7 @@ def search_task(
         values=tuple(float(t.value[k]) for k in order),
         simulations=done,
         elapsed_s=elapsed,
+        proven=tuple(int(t.proven[k]) for k in order),
     )
 
 

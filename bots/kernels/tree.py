@@ -3,11 +3,19 @@
 The tree lives in preallocated flat arrays (``Tree``) reused between moves:
 ``first_child``, ``n_children``, ``move`` (int32), ``visits``, ``value``
 (float64; ``value`` is summed from the point of view of the player who made the
-node's move). ``meta[0]`` is the number of nodes in use. Node 0 is the root.
+node's move), ``proven`` (int8, same point of view: 1 won, -1 lost, 0 not
+proven). ``meta[0]`` is the number of nodes in use. Node 0 is the root.
 
 Expansion adds every child of a leaf at once, in shuffled order, the second
 time the leaf is reached; selection takes unvisited children first, then UCT.
 One simulation is exactly one select-expand-playout-backpropagate cycle.
+
+The search is also an MCTS-Solver (Winands et al.): a move into a decided
+position is proven won; a node with a proven-won child is proven lost for the
+player who moved into it, and one whose children are all proven lost is proven
+won. Selection takes a proven win at once and skips proven losses, so no more
+simulations are spent on decided lines, and the search stops when the root is
+proven. Draws are not proven (they stay ordinary averaged results).
 
 The search dispatches on a small game id rather than taking the rules as
 function arguments: Numba cannot cache functions that receive other compiled
@@ -41,6 +49,7 @@ class Tree(NamedTuple):
     move: np.ndarray
     visits: np.ndarray
     value: np.ndarray
+    proven: np.ndarray
     meta: np.ndarray
 
     @property
@@ -50,7 +59,7 @@ class Tree(NamedTuple):
 
 
 def new_tree(capacity: int) -> Tree:
-    """Allocate a tree of ``capacity`` nodes (about 32 bytes each)."""
+    """Allocate a tree of ``capacity`` nodes (about 33 bytes each)."""
     capacity = max(capacity, MAX_MOVES + 1)
     return Tree(
         np.zeros(capacity, dtype=np.int32),
@@ -58,6 +67,7 @@ def new_tree(capacity: int) -> Tree:
         np.zeros(capacity, dtype=np.int32),
         np.zeros(capacity, dtype=np.float64),
         np.zeros(capacity, dtype=np.float64),
+        np.zeros(capacity, dtype=np.int8),
         np.zeros(2, dtype=np.int64),
     )
 
@@ -109,6 +119,7 @@ def reset(
     move: np.ndarray,
     visits: np.ndarray,
     value: np.ndarray,
+    proven: np.ndarray,
     meta: np.ndarray,
 ) -> None:
     """Empty the tree down to a fresh root."""
@@ -117,6 +128,7 @@ def reset(
     move[0] = -1
     visits[0] = 0.0
     value[0] = 0.0
+    proven[0] = 0
     meta[0] = 1
     meta[1] = 0
 
@@ -131,6 +143,7 @@ def _expand(
     move: np.ndarray,
     visits: np.ndarray,
     value: np.ndarray,
+    proven: np.ndarray,
     meta: np.ndarray,
     rng: np.ndarray,
 ) -> bool:
@@ -148,6 +161,7 @@ def _expand(
         move[k] = moves[i]
         visits[k] = 0.0
         value[k] = 0.0
+        proven[k] = 0
     first_child[node] = start
     n_children[node] = n
     meta[0] = start + n
@@ -162,14 +176,23 @@ def _select(
     n_children: np.ndarray,
     visits: np.ndarray,
     value: np.ndarray,
+    proven: np.ndarray,
 ) -> int:
-    """The child to descend to: the first unvisited one, else the best UCT score."""
+    """The child to descend to: a proven win, else the first unvisited, else the best UCT.
+
+    Proven losses are skipped unless every child is one.
+    """
     start = first_child[node]
     end = start + n_children[node]
-    log_n = np.log(visits[node])
+    log_n = np.log(max(visits[node], 1.0))
     best = start
     best_score = -1e300
     for i in range(start, end):
+        p = proven[i]
+        if p == 1:
+            return i
+        if p == -1:
+            continue
         v = visits[i]
         if v == 0.0:
             return i
@@ -192,15 +215,17 @@ def run(
     move: np.ndarray,
     visits: np.ndarray,
     value: np.ndarray,
+    proven: np.ndarray,
     meta: np.ndarray,
     rng: np.ndarray,
 ) -> int:
-    """Run ``n_sims`` simulations from ``root`` into the tree; return how many ran.
+    """Run up to ``n_sims`` simulations from ``root`` into the tree; return how many ran.
 
     Call repeatedly with the same tree to search in chunks (the caller checks
-    the clock between chunks). Returns 0 when the root is already decided.
+    the clock between chunks). Stops early, and returns 0 once, when the root
+    is decided or proven.
     """
-    if game_status(game, root) != ONGOING:
+    if game_status(game, root) != ONGOING or proven[0] != 0:
         return 0
     buf = np.empty(MAX_MOVES, dtype=np.int64)
     path = np.empty(MAX_DEPTH, dtype=np.int64)
@@ -208,28 +233,44 @@ def run(
     root_player = root[len(root) - 2] if game == UTTT else root[2]
     if n_children[0] == 0:
         n = game_legal_moves(game, root, buf)
-        _expand(0, buf, n, first_child, n_children, move, visits, value, meta, rng)
+        _expand(0, buf, n, first_child, n_children, move, visits, value, proven, meta, rng)
+    done = 0
     for _ in range(n_sims):
+        if proven[0] != 0:
+            break
         st[:] = root
         node = 0
         depth = 0
         path[0] = 0
         result = ONGOING
         while n_children[node] > 0:
-            node = _select(node, c, first_child, n_children, visits, value)
+            node = _select(node, c, first_child, n_children, visits, value, proven)
             depth += 1
             path[depth] = node
-            result = game_play(game, st, move[node])
-            if result != ONGOING or visits[node] == 0.0:
+            if proven[node] != 0:
                 break
-        if result == ONGOING and visits[node] > 0.0:
+            result = game_play(game, st, move[node])
+            if result != ONGOING:
+                _prove_terminal(node, depth, root_player, result, proven)
+                break
+            if visits[node] == 0.0:
+                break
+        if result == ONGOING and proven[node] == 0 and visits[node] > 0.0:
             n = game_legal_moves(game, st, buf)
-            if _expand(node, buf, n, first_child, n_children, move, visits, value, meta, rng):
+            if _expand(
+                node, buf, n, first_child, n_children, move, visits, value, proven, meta, rng
+            ):
                 node = first_child[node]
                 depth += 1
                 path[depth] = node
                 result = game_play(game, st, move[node])
-        if result == ONGOING:
+                if result != ONGOING:
+                    _prove_terminal(node, depth, root_player, result, proven)
+        if proven[node] != 0:
+            # A proven node's result is known: no playout, and no noise from one.
+            mover = root_player if depth % 2 == 1 else 1 - root_player
+            result = mover if proven[node] == 1 else 1 - mover
+        elif result == ONGOING:
             result = game_playout(game, heavy, st, rng)
         # The node at odd depth was entered by a move of the root player.
         if result == DRAW:
@@ -245,5 +286,43 @@ def run(
             visits[k] += 1.0
             value[k] += reward
             reward = -reward
-    meta[1] += n_sims
-    return n_sims
+        _propagate_proofs(path, depth, first_child, n_children, proven)
+        done += 1
+    meta[1] += done
+    return done
+
+
+@numba.njit(cache=True, nogil=True)
+def _prove_terminal(
+    node: int, depth: int, root_player: int, result: int, proven: np.ndarray
+) -> None:
+    """Mark a move into a decided position: won for its mover, or lost (draws stay open)."""
+    if result == DRAW:
+        return
+    mover = root_player if depth % 2 == 1 else 1 - root_player
+    proven[node] = 1 if result == mover else -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _propagate_proofs(
+    path: np.ndarray,
+    depth: int,
+    first_child: np.ndarray,
+    n_children: np.ndarray,
+    proven: np.ndarray,
+) -> None:
+    """Carry proofs from the end of ``path`` towards the root while they keep deciding parents."""
+    for d in range(depth, 0, -1):
+        k = path[d]
+        parent = path[d - 1]
+        if proven[k] == 1:
+            # The side to move at ``parent`` has a winning move: whoever moved into it lost.
+            proven[parent] = -1
+        elif proven[k] == -1:
+            start = first_child[parent]
+            for i in range(start, start + n_children[parent]):
+                if proven[i] != -1:
+                    return
+            proven[parent] = 1
+        else:
+            return
