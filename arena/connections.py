@@ -7,8 +7,14 @@ the connection is dropped (close 1008) instead of letting memory grow or a
 match wait. ``close`` is queued too, so an ``error`` sent just before it is
 delivered first.
 
+Messages are serialized in ``send``, and a message sent to several
+connections in a row (a ``moved`` broadcast to both players) is serialized
+only once: the JSON text of the last message is kept with it.
+
 ``TokenBucket`` limits the incoming message rate per connection, on the
-injected clock.
+injected clock. It is there against floods; the server refunds the token of
+a move that answers the bot's current turn, since the server's own pace
+bounds those, and scales a bot's bucket by its ``max_matches``.
 """
 
 from __future__ import annotations
@@ -37,6 +43,16 @@ class TokenBucket:
         self._clock = clock
         self._last = clock.now()
 
+    def scale(self, factor: int) -> None:
+        """Multiply rate and burst by ``factor`` (a bot's ``max_matches``), keeping the tokens."""
+        self._tokens += self._burst * (factor - 1)
+        self._rate *= factor
+        self._burst *= factor
+
+    def refund(self) -> None:
+        """Give back the token of an event that turned out not to count."""
+        self._tokens = min(self._burst, self._tokens + 1.0)
+
     def take(self) -> bool:
         """Spend one token; False when the bucket is empty (the event should be refused)."""
         now = self._clock.now()
@@ -46,6 +62,26 @@ class TokenBucket:
             return False
         self._tokens -= 1.0
         return True
+
+
+class _LastJson:
+    """The JSON text of the last message serialized, to reuse for the same object."""
+
+    __slots__ = ("message", "text")
+
+    def __init__(self) -> None:
+        self.message: ServerMessage | None = None
+        self.text = ""
+
+    def of(self, message: ServerMessage) -> str:
+        # Identity, not equality: messages are immutable, and a broadcast sends one object.
+        if message is not self.message:
+            self.text = message.to_json()
+            self.message = message
+        return self.text
+
+
+_last_json = _LastJson()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +98,7 @@ class ClientConnection:
         self.role: str | None = None
         self.name: str | None = None
         self.protocol_errors = 0
-        self._queue: asyncio.Queue[ServerMessage | _CloseRequest] = asyncio.Queue()
+        self._queue: asyncio.Queue[str | _CloseRequest] = asyncio.Queue()
         self.queue_size = queue_size
         """Messages that may wait unsent before the client counts as not reading."""
         self._closing = False
@@ -90,7 +126,7 @@ class ClientConnection:
             log.info("dropping %r: outgoing queue full", self)
             self._drop()
             return
-        self._queue.put_nowait(message)
+        self._queue.put_nowait(_last_json.of(message))
 
     def close(self, code: int, reason: str) -> None:
         """Close after the messages already queued have been sent."""
@@ -127,6 +163,6 @@ class ClientConnection:
                 if isinstance(item, _CloseRequest):
                     await self.websocket.close(item.code, item.reason)
                     return
-                await self.websocket.send(item.to_json())
+                await self.websocket.send(item)
         except ConnectionClosed:
             self._closing = True

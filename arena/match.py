@@ -204,6 +204,8 @@ class MatchRunner:
         self.grace_s = grace_s
         self.state: GameState = new_game(game)
         self.start_position = self.state.encode()
+        # The current position's text: encoded once per move, sent in moved and your_turn.
+        self._position = self.start_position
         self.last_analysis: Analysis | None = None
         self.end: MatchEnd | None = None
         self._recorder = recorder
@@ -219,6 +221,8 @@ class MatchRunner:
         self._turn_deadline = 0.0
         self._inbox: asyncio.Queue[_InboxEvent] = asyncio.Queue()
         self._finished = False
+        # The ply a move was last queued for: only the first answer to a turn is "expected".
+        self._answered_ply = -1
 
     # Public, synchronous entry points for the connection layer -------------------
 
@@ -243,16 +247,20 @@ class MatchRunner:
         move: object,
         analysis: Analysis | None = None,
         ref: str | None = None,
-    ) -> None:
+    ) -> bool:
         """Queue ``bot``'s move; raises ``ProtocolError`` when it cannot be this turn's answer.
 
         The move's legality is judged by the runner (an illegal move loses), but a
         move for the wrong ply, out of turn or after the end is refused here and
-        changes nothing.
+        changes nothing. Returns True for the first move queued for this turn (the
+        answer the runner asked for), False for a repeat, which the runner refuses.
         """
         player = self.seat_of(bot)
         self._check_turn(player, ply)
         self._inbox.put_nowait(_MoveIn(player, ply, move, analysis, self._clock.now(), ref))
+        first = self._answered_ply != ply
+        self._answered_ply = ply
+        return first
 
     def resign(self, bot: str) -> None:
         """Queue ``bot``'s resignation."""
@@ -287,7 +295,7 @@ class MatchRunner:
             ratings=(round(self.ratings[0], 1), round(self.ratings[1], 1)),
             time_control=self.time_control,
             moves=tuple(self.state.moves),
-            position=self.state.encode(),
+            position=self._position,
             clocks=self.clocks(),
             status="finished" if self.end is not None else "live",
             last_event=last_event,
@@ -413,6 +421,7 @@ class MatchRunner:
     ) -> None:
         ply = self.state.ply
         self.state = self.state.play(move)
+        self._position = self.state.encode()
         self._has_moved[player] = True
         self.last_analysis = analysis
         await self._recorder.record_move(
@@ -428,7 +437,7 @@ class MatchRunner:
             ply=ply,
             player=player,
             move=move,
-            position=self.state.encode(),
+            position=self._position,
             think_ms=round(think_ms),
             clocks=self.clocks(),
         )
@@ -553,7 +562,7 @@ class MatchRunner:
             YourTurn(
                 match_id=self.match_id,
                 ply=self.state.ply,
-                position=self.state.encode(),
+                position=self._position,
                 legal_moves=tuple(self.state.legal_moves()),
                 time_left_ms=left_ms,
                 bank_ms=round(self._game_clock.banks_ms[player]),

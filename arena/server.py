@@ -25,7 +25,7 @@ import json
 import logging
 import random
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -171,6 +171,8 @@ class ArenaServer:
         self._max_matches: dict[str, int] = {}
         self._connections: set[ClientConnection] = set()
         self._matches: dict[str, MatchRunner] = {}
+        # Live matches per bot, so a capacity check is not a scan of every match.
+        self._playing: Counter[str] = Counter()
         self._match_tasks: set[asyncio.Task[None]] = set()
         self._recently_finished: deque[str] = deque(maxlen=1024)
         self._ws_server: Server | None = None
@@ -377,6 +379,9 @@ class ArenaServer:
     async def _serve(self, conn: ClientConnection, hello: Hello, bucket: TokenBucket) -> None:
         """The message loop after a successful hello."""
         spectator = hello.role == "spectator"
+        if not spectator:
+            # A bot playing n matches at once legitimately sends n times the seeks.
+            bucket.scale(hello.max_matches)
         max_bytes = MAX_SPECTATOR_MESSAGE_BYTES if spectator else MAX_BOT_MESSAGE_BYTES
         async for frame in conn.websocket:
             if conn.closing:
@@ -387,8 +392,9 @@ class ArenaServer:
             try:
                 if spectator:
                     await self._on_spectator_message(conn, message)
-                else:
-                    await self._on_bot_message(conn, message)
+                elif await self._on_bot_message(conn, message):
+                    # The answer to the bot's own turn: paced by the server, not a flood.
+                    bucket.refund()
             except ProtocolError as exc:
                 self._reply_error(conn, exc, message.id)
 
@@ -469,12 +475,13 @@ class ArenaServer:
 
     # Bots -----------------------------------------------------------------------------
 
-    async def _on_bot_message(self, conn: ClientConnection, message: ClientMessage) -> None:
+    async def _on_bot_message(self, conn: ClientConnection, message: ClientMessage) -> bool:
+        """Act on a bot's message; True when it was the move its current turn asked for."""
         bot = conn.name
         assert bot is not None
         match message:
             case Move(match_id=match_id, ply=ply, move=move, analysis=analysis, id=ref):
-                self._runner(match_id).submit_move(bot, ply, move, analysis, ref)
+                return self._runner(match_id).submit_move(bot, ply, move, analysis, ref)
             case Resign(match_id=match_id):
                 self._runner(match_id).resign(bot)
             case Seek(game=game, time_control=tc):
@@ -511,6 +518,7 @@ class ArenaServer:
                 raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
             case _:
                 await self._on_query(conn, message)
+        return False
 
     def _runner(self, match_id: str) -> MatchRunner:
         runner = self._matches.get(match_id)
@@ -521,11 +529,11 @@ class ArenaServer:
         raise ProtocolError(ErrorCode.NO_SUCH_MATCH, f"no live match {match_id}")
 
     def _has_capacity(self, bot: str) -> bool:
-        playing = sum(1 for r in self._matches.values() if bot in r.players)
-        return bot in self._bots and playing < self._max_matches.get(bot, 1)
+        return bot in self._bots and self._playing[bot] < self._max_matches.get(bot, 1)
 
     async def _rating(self, bot: str, game: str) -> float:
-        rating = await self.store.rating(bot, game)
+        # The store's cache: no database read per seek and match start once a bot is known.
+        rating = await self.store.rating_hint(bot, game)
         return DEFAULT_RATING if rating is None else rating
 
     # Matches --------------------------------------------------------------------------
@@ -538,7 +546,9 @@ class ArenaServer:
             await self._rating(pairing.players[0], pairing.game),
             await self._rating(pairing.players[1], pairing.game),
         )
-        match_id = await self.store.create_match(
+        # Written with the next group commit, ahead of the match's moves: no
+        # transaction between a pairing and its match_start.
+        match_id = await self.store.open_match(
             pairing.game, pairing.players, tc.move_ms, tc.bank_ms, rated=True
         )
         if self._stopping:  # shutdown began while the match was being created
@@ -559,6 +569,7 @@ class ArenaServer:
             ratings=ratings,
         )
         self._matches[match_id] = runner
+        self._playing.update(pairing.players)
         task = asyncio.create_task(self._run_match(runner), name=f"match-{match_id}")
         self._match_tasks.add(task)
         task.add_done_callback(self._match_tasks.discard)
@@ -569,7 +580,11 @@ class ArenaServer:
         except Exception:
             log.exception("match %s crashed", runner.match_id)
         finally:
-            self._matches.pop(runner.match_id, None)
+            if self._matches.pop(runner.match_id, None) is not None:
+                self._playing.subtract(runner.players)
+                for bot in runner.players:
+                    if self._playing[bot] <= 0:
+                        del self._playing[bot]
             self._recently_finished.append(runner.match_id)
         self._schedule_pairing()
 

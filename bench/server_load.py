@@ -19,6 +19,7 @@ the figure is the server's (and, when its loop is busy, the client's) delay.
     python bench/server_load.py                    # 500 matches, 20 s window
     python bench/server_load.py --matches 50,200,500 --seconds 20
     python bench/server_load.py --matches 500 --client-procs 2 --game tictactoe
+    python bench/server_load.py --matches 500 --think-ms 80   # a fixed offered load
     python bench/server_load.py --db postgresql+asyncpg://user:pw@127.0.0.1/arena
     python bench/server_load.py --profile /tmp/server.pstats   # cProfile the server
 
@@ -59,7 +60,7 @@ from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from arena.store.engine import make_engine
 from arena.store.models import Bot, Match, Move
-from protocol.messages import PROTOCOL_VERSION
+from protocol.messages import PROTOCOL_VERSION, RATE_LIMIT_BURST, RATE_LIMIT_PER_S
 
 TARGET_MATCHES = 500
 TARGET_MOVES_PER_S = 5000.0
@@ -75,7 +76,7 @@ _PROGRESS_SLOTS = 4
 """Per client process in the shared progress array: moves, matches ended, bots playing, errors."""
 
 DEFAULT_PAIRING_WINDOW_S = ArenaConfig().pairing_window_s
-DEFAULT_RATE_PER_S = 1000.0
+DEFAULT_RATE_PER_S = RATE_LIMIT_PER_S
 
 _PROCESS_START_TIMEOUT_S = 60.0
 _DRAIN_TIMEOUT_S = 15.0
@@ -101,11 +102,15 @@ class LoadSpec:
     policy: str = "random"
     """``random`` (seeded, per bot) or ``first`` (always the first legal move)."""
     seed: int = 1
+    think_ms: float = 0.0
+    """How long each bot waits before answering a ``your_turn``. Instant bots (0) are a
+    closed loop: they answer as fast as the server replies, so the server is always
+    saturated and its latency is its queue (Little's law: live matches / moves per second).
+    A think time offers a fixed load instead, as real bots do."""
     pairing_window_s: float = DEFAULT_PAIRING_WINDOW_S
     rate_per_s: float = DEFAULT_RATE_PER_S
-    """The server's per-connection message rate limit. The protocol's default (20/s) is a
-    policy against abusive clients; instant bots in a lightly loaded server exceed it, and
-    the point here is what the server can carry."""
+    """The server's per-connection message rate limit; the protocol's own by default. Moves
+    answering a turn are not counted against it, so instant bots stay within it."""
     progress_s: float = 2.0
     profile: str | None = None
     """Write a cProfile of the server process here (slows the server down)."""
@@ -181,6 +186,7 @@ class _ClientSpec:
     warmup: float
     seconds: float
     pairing_window_s: float
+    think_ms: float
 
 
 class _Clients:
@@ -193,6 +199,7 @@ class _Clients:
         self.window_start = float("inf")
         self.window_end = float("inf")
         self.in_match = 0
+        self.pending_sends: set[asyncio.Task[None]] = set()
         self._progress = progress
         self._slot = slot * _PROGRESS_SLOTS
         self._connect_gate = asyncio.Semaphore(_CONNECT_CONCURRENCY)
@@ -269,6 +276,7 @@ class _Bot:
         """Read and answer until the connection closes."""
         clients, stats = self.clients, self.clients.stats
         first = clients.spec.policy == "first"
+        think_s = clients.spec.think_ms / 1000.0
         with contextlib.suppress(ConnectionClosed):
             async for frame in self.ws:
                 msg = json.loads(frame)
@@ -289,8 +297,12 @@ class _Bot:
                     reply = json.dumps(
                         {"type": "move", "match_id": msg["match_id"], "ply": ply, "move": move}
                     )
-                    self.sent_at = time.perf_counter()
-                    await self.ws.send(reply)
+                    if think_s > 0:
+                        # Answer later without holding up this connection's reader.
+                        asyncio.get_running_loop().call_later(think_s, self._send_move, reply)
+                    else:
+                        self.sent_at = time.perf_counter()
+                        await self.ws.send(reply)
                 elif kind == "match_start":
                     self.match_id, self.seat, self.seeking = msg["match_id"], msg["you"], False
                     self.moved_seen = len(msg["moves"])
@@ -301,6 +313,16 @@ class _Bot:
                     stats.errors[msg.get("code", "?")] += 1
                     if sum(stats.errors.values()) <= 5:
                         print(f"  {self.name}: error {msg}", file=sys.stderr)
+
+    def _send_move(self, reply: str) -> None:
+        self.sent_at = time.perf_counter()
+        task = asyncio.get_running_loop().create_task(self._send_quietly(reply))
+        self.clients.pending_sends.add(task)
+        task.add_done_callback(self.clients.pending_sends.discard)
+
+    async def _send_quietly(self, reply: str) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self.ws.send(reply)
 
     async def _ended(self, msg: dict[str, Any]) -> None:
         clients, stats = self.clients, self.clients.stats
@@ -513,7 +535,7 @@ def run_load(spec: LoadSpec) -> LoadReport:
             move_ms=MOVE_MS,
             pairing_window_s=spec.pairing_window_s,
             rate_per_s=spec.rate_per_s,
-            rate_burst=max(40, int(2 * spec.rate_per_s)),
+            rate_burst=max(RATE_LIMIT_BURST, int(2 * spec.rate_per_s)),
             # A handful of matches per bot per second: keep outgoing queues roomy.
             bot_queue_size=4096,
         )
@@ -556,6 +578,7 @@ def _drive(
         game=spec.game,
         policy=spec.policy,
         seed=spec.seed,
+        think_ms=spec.think_ms,
         warmup=spec.warmup,
         seconds=spec.seconds,
         pairing_window_s=spec.pairing_window_s,
@@ -778,6 +801,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--client-procs", type=int, default=1, help="client processes")
     parser.add_argument("--db", default=None, help="database URL (default: fresh SQLite file)")
     parser.add_argument("--policy", choices=("random", "first"), default="random")
+    parser.add_argument(
+        "--think-ms", type=float, default=0.0, help="bots wait this long before each move"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--pairing-window", type=float, default=DEFAULT_PAIRING_WINDOW_S, help="seconds"
@@ -793,6 +819,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         client_procs=args.client_procs,
         db=args.db,
         policy=args.policy,
+        think_ms=args.think_ms,
         seed=args.seed,
         pairing_window_s=args.pairing_window,
         rate_per_s=args.rate_per_s,

@@ -1,13 +1,19 @@
-"""Group commit for moves: buffer them in memory, write them in batches.
+"""Group commit: buffer new matches, moves and match ends in memory, write them in batches.
 
-A move is appended to the buffer and written by a background task at most
-``interval`` seconds later, or sooner once ``batch_size`` moves are
-pending. One transaction per batch instead of per move is what lets one
-SQLite file absorb thousands of moves a second; a crash loses only the
-moves of the last interval.
+A new match row, a move or a finished match is appended to the buffer and
+written by a background task: moves and new matches at most ``interval``
+seconds later (sooner once ``batch_size`` moves are pending), a finished
+match within ``finish_delay`` seconds, since its players wait for the
+result. One transaction per batch instead of one per move or per match is
+what lets one SQLite file absorb thousands of moves a second; a crash
+loses only the last interval.
 
-``lock`` is held while a batch is written, and must be held by anyone
-who takes a match's moves out of the buffer, so nobody sees a batch
+Everything pending goes out in one transaction, in dependency order: new
+match rows, then moves, then match ends, so a match's moves and its end
+commit together (or with an earlier batch).
+
+``lock`` is held while a batch is written, and must be held by anyone who
+looks at the buffer expecting a consistent view, so nobody sees a batch
 half-written.
 """
 
@@ -17,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -24,61 +31,120 @@ log = logging.getLogger(__name__)
 MoveRow = dict[str, Any]
 """One pending move as the column values of a ``moves`` row."""
 
-Batch = dict[str, list[MoveRow]]
-"""Pending moves grouped by match id, each list in the order recorded."""
+MatchRow = dict[str, Any]
+"""One pending new match as the column values of a ``matches`` row."""
+
+
+@dataclass(slots=True)
+class Finish:
+    """A request to end a live match, and the future its caller awaits."""
+
+    match_id: str
+    values: dict[str, Any]
+    """The ``matches`` columns to set (status, winner, result, ...)."""
+    done: asyncio.Future[Any]
+    """Resolved with the rating changes, or failed with the reason the end was refused."""
+
+
+@dataclass(slots=True)
+class Batch:
+    """Everything one group commit writes, in the order it must be written."""
+
+    matches: dict[str, MatchRow] = field(default_factory=dict)
+    moves: dict[str, list[MoveRow]] = field(default_factory=dict)
+    """Pending moves grouped by match id, each list in the order recorded."""
+    finishes: list[Finish] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.matches or self.moves or self.finishes)
+
+    def move_rows(self) -> list[MoveRow]:
+        """Every move of the batch, match by match."""
+        return [row for rows in self.moves.values() for row in rows]
+
 
 Writer = Callable[[Batch], Awaitable[None]]
+"""Writes a batch. It settles every ``Finish`` future itself; raising means nothing was
+written, and the new matches and moves are kept for the next attempt."""
 
 
 class MoveBuffer:
-    """Pending moves plus the background task that flushes them with ``write``."""
+    """Pending writes plus the background task that flushes them with ``write``."""
 
-    def __init__(self, write: Writer, *, interval: float = 0.05, batch_size: int = 512) -> None:
+    def __init__(
+        self,
+        write: Writer,
+        *,
+        interval: float = 0.05,
+        batch_size: int = 512,
+        finish_delay: float = 0.02,
+    ) -> None:
         self._write = write
         self.interval = interval
         self.batch_size = batch_size
+        self.finish_delay = finish_delay
         self.lock = asyncio.Lock()
-        self._pending: Batch = {}
+        self._pending = Batch()
         self._count = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     def __len__(self) -> int:
+        """Pending moves (the figure the batch size and back-pressure are about)."""
         return self._count
+
+    @property
+    def running(self) -> bool:
+        """True while the background flusher runs."""
+        return self._task is not None
+
+    def add_match(self, row: MatchRow) -> None:
+        """Queue a new match row; it is written before any move or end of that match."""
+        self._pending.matches[row["id"]] = row
+
+    def has_match(self, match_id: str) -> bool:
+        """True while ``match_id``'s own row is still waiting to be written."""
+        return match_id in self._pending.matches
 
     def add(self, row: MoveRow) -> None:
         """Queue one move; wakes the flusher once a full batch is pending."""
-        self._pending.setdefault(row["match_id"], []).append(row)
+        self._pending.moves.setdefault(row["match_id"], []).append(row)
         self._count += 1
         if self._count >= self.batch_size:
             self._wake.set()
 
+    def add_finish(self, finish: Finish) -> None:
+        """Queue a match end; the flusher writes it within ``finish_delay``."""
+        self._pending.finishes.append(finish)
+        self._wake.set()
+
     def peek(self, match_id: str) -> list[MoveRow]:
         """The moves of ``match_id`` still waiting to be written (a copy)."""
-        return list(self._pending.get(match_id, ()))
-
-    def pop(self, match_id: str) -> list[MoveRow]:
-        """Take the pending moves of one match out of the buffer; hold ``lock`` to call it."""
-        rows = self._pending.pop(match_id, [])
-        self._count -= len(rows)
-        return rows
+        return list(self._pending.moves.get(match_id, ()))
 
     def restore(self, batch: Batch) -> None:
-        """Put moves that failed to be written back in front of newer ones."""
-        for match_id, rows in batch.items():
-            self._pending[match_id] = rows + self._pending.get(match_id, [])
+        """Put matches and moves that failed to be written back in front of newer ones."""
+        self._pending.matches = {**batch.matches, **self._pending.matches}
+        for match_id, rows in batch.moves.items():
+            self._pending.moves[match_id] = rows + self._pending.moves.get(match_id, [])
             self._count += len(rows)
 
     async def flush(self) -> None:
-        """Write every pending move now; on failure they stay pending and the error propagates."""
+        """Write everything pending now; on failure matches and moves stay pending.
+
+        The error propagates; the match ends of the failed batch get it too.
+        """
         async with self.lock:
             if not self._pending:
                 return
-            batch, self._pending, self._count = self._pending, {}, 0
+            batch, self._pending, self._count = self._pending, Batch(), 0
             try:
                 await self._write(batch)
-            except BaseException:
+            except BaseException as exc:
                 self.restore(batch)
+                for finish in batch.finishes:
+                    if not finish.done.done():
+                        finish.done.set_exception(exc)
                 raise
 
     def start(self) -> None:
@@ -98,11 +164,20 @@ class MoveBuffer:
         await self.flush()
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
         while True:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.interval):
                     await self._wake.wait()
             self._wake.clear()
+            if self._count < self.batch_size:
+                # Woken by a match end: let a few more ends (and moves) join the batch,
+                # since each transaction has a fixed cost on the event loop.
+                gap = last + self.finish_delay - loop.time()
+                if gap > 0:
+                    await asyncio.sleep(gap)
+            last = loop.time()
             try:
                 await self.flush()
             except Exception:

@@ -1,4 +1,4 @@
-"""Writing ratings: one result at a time, or all of them again from history.
+"""Writing ratings: a batch of results at a time, or all of them again from history.
 
 Both paths go through ``apply_result`` so a rebuild reproduces the
 incremental ratings bit for bit. Ratings are IEEE doubles in both SQLite
@@ -8,9 +8,11 @@ database is exact.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena.ratings import DEFAULT_RATING, elo_update
@@ -42,20 +44,37 @@ def apply_result(r0: Rating, r1: Rating, winner: int | None, k: float) -> tuple[
     return before
 
 
-async def rate_match(
-    session: AsyncSession,
-    match_id: str,
-    game: str,
-    ids: tuple[int, int],
-    winner: int | None,
-    k: float,
-    at: datetime,
-) -> list[RatingChange]:
-    """Apply a just-finished match to both seats' ratings and append their history rows."""
+@dataclass(frozen=True, slots=True)
+class RatedResult:
+    """One just-finished rated match, as ``rate_matches`` needs it."""
+
+    match_id: str
+    game: str
+    ids: tuple[int, int]
+    """The bot ids of seat 0 and seat 1."""
+    winner: int | None
+    at: datetime
+    """When the match ended: the time of its history rows."""
+
+
+async def rate_matches(
+    session: AsyncSession, results: Sequence[RatedResult], k: float
+) -> list[list[RatingChange]]:
+    """Apply just-finished matches, in order, to their players' ratings and history.
+
+    A batch costs a handful of statements whatever its size: the rows are
+    read once, updated in memory in the order given (a bot in two matches of
+    the batch sees the first result before the second), and written back
+    with one executemany each. Returns each match's changes, seat 0 first.
+    """
+    if not results:
+        return []
+    dialect = session.get_bind().dialect.name
+    keys = sorted({(bot_id, r.game) for r in results for bot_id in r.ids})
     # Create missing rows without racing another node doing the same, then
-    # lock both in id order so two finishes sharing a bot cannot deadlock.
+    # lock them all in (bot id, game) order so two batches sharing a bot cannot deadlock.
     await session.execute(
-        insert_ignoring_duplicates(Rating, session.get_bind().dialect.name),
+        insert_ignoring_duplicates(Rating, dialect),
         [
             {
                 "bot_id": bot_id,
@@ -66,38 +85,82 @@ async def rate_match(
                 "draws": 0,
                 "losses": 0,
             }
-            for bot_id in sorted(ids)
+            for bot_id, game in keys
         ],
     )
+    ratings_table = table_of(Rating)
     rows = await session.execute(
-        select(Rating, Bot.name)
-        .join(Bot, Bot.id == Rating.bot_id)
-        .where(Rating.game == game, Rating.bot_id.in_(ids))
-        .order_by(Rating.bot_id)
-        .with_for_update(of=Rating)
+        select(ratings_table, Bot.name)
+        .join(Bot, Bot.id == ratings_table.c.bot_id)
+        .where(
+            ratings_table.c.game.in_({game for _, game in keys}),
+            ratings_table.c.bot_id.in_({bot_id for bot_id, _ in keys}),
+        )
+        .order_by(ratings_table.c.bot_id, ratings_table.c.game)
+        .with_for_update(of=ratings_table)
     )
-    found = {rating.bot_id: (rating, name) for rating, name in rows}
-    (r0, name0), (r1, name1) = found[ids[0]], found[ids[1]]
-    before = apply_result(r0, r1, winner, k)
-    after = (r0.rating, r1.rating)
-    await session.execute(
-        insert(table_of(RatingHistory)),
-        [
+    # Transient (never added to the session) rows: apply_result is shared with rebuild.
+    found: dict[tuple[int, str], tuple[Rating, str]] = {}
+    for row in rows:
+        rating = Rating(
+            bot_id=row.bot_id,
+            game=row.game,
+            rating=row.rating,
+            games=row.games,
+            wins=row.wins,
+            draws=row.draws,
+            losses=row.losses,
+        )
+        found[row.bot_id, row.game] = (rating, row.name)
+    changes: list[list[RatingChange]] = []
+    history: list[dict[str, object]] = []
+    for result in results:
+        (r0, name0), (r1, name1) = (found[bot_id, result.game] for bot_id in result.ids)
+        before = apply_result(r0, r1, result.winner, k)
+        after = (r0.rating, r1.rating)
+        history.extend(
             {
-                "bot_id": ids[seat],
-                "game": game,
-                "match_id": match_id,
+                "bot_id": result.ids[seat],
+                "game": result.game,
+                "match_id": result.match_id,
                 "before": before[seat],
                 "after": after[seat],
-                "at": at,
+                "at": result.at,
             }
             for seat in (0, 1)
+        )
+        changes.append(
+            [
+                RatingChange(bot=name, before=before[seat], after=after[seat])
+                for seat, name in enumerate((name0, name1))
+            ]
+        )
+    c = ratings_table.c
+    await session.execute(
+        update(ratings_table)
+        .where(c.bot_id == bindparam("b_bot_id"), c.game == bindparam("b_game"))
+        .values(
+            rating=bindparam("b_rating"),
+            games=bindparam("b_games"),
+            wins=bindparam("b_wins"),
+            draws=bindparam("b_draws"),
+            losses=bindparam("b_losses"),
+        ),
+        [
+            {
+                "b_bot_id": r.bot_id,
+                "b_game": r.game,
+                "b_rating": r.rating,
+                "b_games": r.games,
+                "b_wins": r.wins,
+                "b_draws": r.draws,
+                "b_losses": r.losses,
+            }
+            for r, _ in (found[key] for key in keys)
         ],
     )
-    return [
-        RatingChange(bot=name, before=before[seat], after=after[seat])
-        for seat, name in enumerate((name0, name1))
-    ]
+    await session.execute(insert(table_of(RatingHistory)), history)
+    return changes
 
 
 async def rebuild(session: AsyncSession, k: float) -> int:

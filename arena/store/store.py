@@ -7,6 +7,15 @@ at a time anyway, and waiting on the lock is cheaper and fairer than
 polling the file lock through ``busy_timeout`` (which still covers writers
 in other processes). PostgreSQL needs no such gate.
 
+Writes that sit on a match's critical path go through the group commit in
+``movebuffer``: a new match row (``open_match``), every move, and every
+match end (``finish_match``). One transaction writes a whole batch, in
+order: new matches, moves, then ends, each end with its result and both
+rating changes. Bot ids and ratings that the server needs when it pairs
+and starts matches come from in-memory caches (``rating_hint``): the
+database stays authoritative, and every finish reads the current ratings
+inside its own transaction.
+
 Removing a bot only disables its account: it can no longer log in, is
 hidden from ``list_bots`` and leaderboards, and keeps its name, matches and
 rating history.
@@ -26,7 +35,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, cast
 
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import CursorResult, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -39,11 +48,11 @@ from arena.errors import (
 )
 from arena.ratings import DEFAULT_K
 from arena.store import queries
-from arena.store.dialect import insert_ignoring_duplicates
+from arena.store.dialect import insert_ignoring_duplicates, table_of
 from arena.store.engine import BEGIN_OPTION, DEFAULT_URL, is_sqlite, make_engine, migrate
 from arena.store.models import Bot, Match, Move, Rating
-from arena.store.movebuffer import Batch, MoveBuffer
-from arena.store.rating_updates import rate_match, rebuild
+from arena.store.movebuffer import Batch, Finish, MoveBuffer
+from arena.store.rating_updates import RatedResult, rate_matches, rebuild
 from arena.store.records import (
     BotRecord,
     LeaderboardRow,
@@ -58,6 +67,7 @@ ABORTED = "aborted"
 """The termination that makes a match ``aborted`` rather than ``finished``."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
+_END_COLUMNS = ("status", "winner", "result", "termination", "fault", "reason", "ended_at", "rated")
 _MAX_NAME = 64
 log = logging.getLogger(__name__)
 
@@ -89,6 +99,7 @@ class Store:
         k_factor: float = DEFAULT_K,
         flush_interval: float = 0.05,
         flush_batch: int = 512,
+        finish_delay: float = 0.02,
     ) -> None:
         self.engine = engine
         self.k_factor = k_factor
@@ -100,9 +111,23 @@ class Store:
             asyncio.Lock() if sqlite else contextlib.nullcontext()
         )
         self._insert_moves = insert_ignoring_duplicates(Move, engine.dialect.name)
+        self._postgres = engine.dialect.name == "postgresql"
         self._buffer = MoveBuffer(
-            self._write_moves, interval=flush_interval, batch_size=flush_batch
+            self._write_batch,
+            interval=flush_interval,
+            batch_size=flush_batch,
+            finish_delay=finish_delay,
         )
+        self._matches_table = table_of(Match)
+        columns = self._matches_table.c
+        self._claim = (
+            update(self._matches_table)
+            .where(columns.id == bindparam("b_id"), columns.status == "live")
+            .values({name: bindparam(f"b_{name}") for name in _END_COLUMNS})
+        )
+        # Caches for the server's hot path, never for a decision the database must make.
+        self._bot_ids: dict[str, int] = {}
+        self._ratings: dict[tuple[str, str], float | None] = {}
         # Past this many pending moves, record_move waits for a flush.
         self._max_pending = 50 * flush_batch
         self._closed = False
@@ -193,7 +218,9 @@ class Store:
                 .values(active=False)
                 .execution_options(synchronize_session=False)
             )
-            return cast(CursorResult[Any], result).rowcount == 1
+            removed = cast(CursorResult[Any], result).rowcount == 1
+        self._bot_ids.pop(name, None)
+        return removed
 
     async def authenticate(self, name: str, token: str) -> BotRecord | None:
         """The bot when ``token`` is its token and it is active, else None."""
@@ -204,6 +231,7 @@ class Store:
         matches = hmac.compare_digest(stored, hash_token(token))
         if bot is None or not bot.active or not matches:
             return None
+        self._bot_ids[bot.name] = bot.id
         return queries.bot_record(bot)
 
     # Matches ---------------------------------------------------------------
@@ -216,39 +244,72 @@ class Store:
         bank_ms: int,
         rated: bool = True,
     ) -> str:
-        """Start a live match between two active bots; returns its id.
+        """Start a live match between two active bots and write it now; returns its id.
 
         A bot playing itself is allowed but never rated.
         """
+        match_id = await self.open_match(game, players, move_ms, bank_ms, rated)
+        await self.flush()
+        return match_id
+
+    async def open_match(
+        self,
+        game: str,
+        players: tuple[str, str],
+        move_ms: int,
+        bank_ms: int,
+        rated: bool = True,
+    ) -> str:
+        """Start a live match through the group commit; returns its id at once.
+
+        Like ``create_match``, but the row is written with the next batch,
+        before any of the match's moves or its end. Only an unknown bot (not
+        yet seen by this store) costs a database read; a bot removed by
+        another process since it logged in here can still start matches.
+        """
+        if self._closed:
+            raise StoreError("the store is closed")
         if move_ms <= 0 or bank_ms < 0:
             raise ValueError("move_ms must be positive and bank_ms not negative")
+        ids = await self._bot_ids_of(players)
         match_id = secrets.token_urlsafe(8)
-        async with self._write() as session:
-            found = dict(
-                (
-                    await session.execute(
-                        select(Bot.name, Bot.id).where(Bot.name.in_(players), Bot.active)
-                    )
-                ).all()
-            )
-            for name in players:
+        self._buffer.add_match(
+            {
+                "id": match_id,
+                "game": game,
+                "player0_id": ids[0],
+                "player1_id": ids[1],
+                "move_ms": move_ms,
+                "bank_ms": bank_ms,
+                "rated": rated and players[0] != players[1],
+                "status": "live",
+                "winner": None,
+                "result": None,
+                "termination": None,
+                "fault": None,
+                "reason": "",
+                "started_at": _now(),
+                "ended_at": None,
+            }
+        )
+        return match_id
+
+    async def _bot_ids_of(self, players: tuple[str, str]) -> tuple[int, int]:
+        missing = [name for name in players if name not in self._bot_ids]
+        if missing:
+            async with self._read() as session:
+                found = dict(
+                    (
+                        await session.execute(
+                            select(Bot.name, Bot.id).where(Bot.name.in_(missing), Bot.active)
+                        )
+                    ).all()
+                )
+            for name in missing:
                 if name not in found:
                     raise NoSuchBotError(name)
-            session.add(
-                Match(
-                    id=match_id,
-                    game=game,
-                    player0_id=found[players[0]],
-                    player1_id=found[players[1]],
-                    move_ms=move_ms,
-                    bank_ms=bank_ms,
-                    rated=rated and players[0] != players[1],
-                    status="live",
-                    reason="",
-                    started_at=_now(),
-                )
-            )
-        return match_id
+            self._bot_ids.update(found)
+        return self._bot_ids[players[0]], self._bot_ids[players[1]]
 
     async def record_move(
         self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
@@ -282,22 +343,63 @@ class Store:
         """Write every queued move now."""
         await self._buffer.flush()
 
-    async def _write_moves(self, batch: Batch) -> None:
-        rows = [row for match_rows in batch.values() for row in match_rows]
+    async def _write_batch(self, batch: Batch) -> None:
+        """The group commit: new matches, moves and match ends in one transaction.
+
+        When a row breaks a constraint (moves of an unknown match), the batch
+        is written again piece by piece, so one bad caller cannot hold every
+        other match hostage.
+        """
         try:
             async with self._write() as session:
-                await session.execute(self._insert_moves, rows)
-            return
+                outcomes = await self._write_all(session, batch)
         except IntegrityError:
-            pass
-        # Some match id is unknown: write match by match so one bad caller
-        # cannot hold every other match's moves hostage.
-        for match_id, match_rows in batch.items():
+            outcomes = await self._write_piecewise(batch)
+        for finish, outcome in zip(batch.finishes, outcomes, strict=True):
+            self._settle(finish, outcome)
+
+    async def _write_all(
+        self, session: AsyncSession, batch: Batch
+    ) -> list[list[RatingChange] | Exception]:
+        if batch.matches:
+            await session.execute(insert(self._matches_table), list(batch.matches.values()))
+        rows = batch.move_rows()
+        if rows:
+            await session.execute(self._insert_moves, rows)
+        return await self._end_matches(session, batch.finishes)
+
+    async def _write_piecewise(self, batch: Batch) -> list[list[RatingChange] | Exception]:
+        for match_id, row in batch.matches.items():
+            try:
+                async with self._write() as session:
+                    await session.execute(insert(self._matches_table), [row])
+            except IntegrityError:
+                log.error("dropped new match %r: %s", match_id, row)
+        for match_id, match_rows in batch.moves.items():
             try:
                 async with self._write() as session:
                     await session.execute(self._insert_moves, match_rows)
             except IntegrityError:
                 log.error("dropped %d moves of unknown match %r", len(match_rows), match_id)
+        outcomes: list[list[RatingChange] | Exception] = []
+        for finish in batch.finishes:
+            try:
+                async with self._write() as session:
+                    outcomes += await self._end_matches(session, [finish])
+            except Exception as error:
+                outcomes.append(error)
+        return outcomes
+
+    def _settle(self, finish: Finish, outcome: list[RatingChange] | Exception) -> None:
+        if isinstance(outcome, list):
+            for change in outcome:
+                self._ratings[change.bot, finish.values["game"]] = change.after
+        if finish.done.done():  # the caller gave up waiting; the end is recorded anyway
+            return
+        if isinstance(outcome, Exception):
+            finish.done.set_exception(outcome)
+        else:
+            finish.done.set_result(outcome)
 
     async def finish_match(
         self,
@@ -309,6 +411,10 @@ class Store:
         reason: str = "",
     ) -> list[RatingChange]:
         """End a live match: its pending moves, result and rating changes commit together.
+
+        The end goes through the group commit: it is written, with any other
+        ends and moves pending, within the buffer's ``finish_delay``; this
+        returns once that transaction has committed.
 
         ``winner`` is the winning seat or None. A termination of
         ``"aborted"`` makes the match ``aborted`` with result ``*``; aborted
@@ -328,48 +434,77 @@ class Store:
             "reason": reason,
             "ended_at": _now(),
         }
-        if aborted or not rated:
-            values["rated"] = False
-        # The buffer lock first: no batch holding this match's moves is in
-        # flight while the match is closed (flushes take the same order).
-        async with self._buffer.lock:
-            taken: list[dict[str, Any]] = []
-            try:
-                async with self._write() as session:
-                    changes = await self._claim_live(session, match_id, values, values["ended_at"])
-                    taken = self._buffer.pop(match_id)
-                    if taken:
-                        await session.execute(self._insert_moves, taken)
-                return changes
-            except BaseException:
-                if taken:
-                    self._buffer.restore({match_id: taken})
-                raise
+        # Only the store knows whether the match itself was rated; False here settles it.
+        values["rated"] = not aborted and rated
+        if self._closed:
+            raise StoreError("the store is closed")
+        done: asyncio.Future[list[RatingChange]] = asyncio.get_running_loop().create_future()
+        self._buffer.add_finish(Finish(match_id, values, done))
+        if not self._buffer.running:
+            # No flusher to wait for: write now (a failure reaches us through ``done``).
+            with contextlib.suppress(Exception):
+                await self._buffer.flush()
+        # Shielded: a caller cancelled while waiting must not cancel the future the
+        # flusher settles (the end is written either way).
+        return await asyncio.shield(done)
 
-    async def _claim_live(
-        self, session: AsyncSession, match_id: str, values: dict[str, Any], at: datetime
-    ) -> list[RatingChange]:
-        # Flipping the status is the claim: of two finishes, only one can
-        # match ``status = 'live'`` (PostgreSQL re-checks it after the row lock).
-        claimed = (
-            await session.execute(
-                update(Match)
-                .where(Match.id == match_id, Match.status == "live")
-                .values(**values)
-                .returning(Match.game, Match.player0_id, Match.player1_id, Match.rated)
-                .execution_options(synchronize_session=False)
-            )
-        ).first()
-        if claimed is None:
-            status = await session.scalar(select(Match.status).where(Match.id == match_id))
-            if status is None:
-                raise NoSuchMatchError(match_id)
-            raise MatchAlreadyFinishedError(match_id, status)
-        game, player0_id, player1_id, rated = claimed
-        if values["status"] != "finished" or not rated:
+    async def _end_matches(
+        self, session: AsyncSession, finishes: list[Finish]
+    ) -> list[list[RatingChange] | Exception]:
+        """Claim and rate a batch of match ends in ``session``; one outcome per finish.
+
+        Exactly once: the claim is ``UPDATE ... WHERE status = 'live'``, and the
+        rows are read first under the write lock (SQLite's ``BEGIN IMMEDIATE``,
+        PostgreSQL's ``FOR UPDATE``, which waits for and then sees another node's
+        finish), so a refused end is known before anything is written.
+        """
+        if not finishes:
             return []
-        ids = (player0_id, player1_id)
-        return await rate_match(session, match_id, game, ids, values["winner"], self.k_factor, at)
+        m = self._matches_table.c
+        query = (
+            select(m.id, m.status, m.game, m.player0_id, m.player1_id, m.rated)
+            .where(m.id.in_({f.match_id for f in finishes}))
+            .order_by(m.id)
+        )
+        if self._postgres:
+            query = query.with_for_update()
+        found = {row.id: row for row in await session.execute(query)}
+        status = {match_id: row.status for match_id, row in found.items()}
+        outcomes: list[list[RatingChange] | Exception] = []
+        claims: list[dict[str, Any]] = []
+        rated: list[tuple[int, RatedResult]] = []
+        for finish in finishes:
+            row = found.get(finish.match_id)
+            if row is None:
+                outcomes.append(NoSuchMatchError(finish.match_id))
+                continue
+            if status[finish.match_id] != "live":
+                outcomes.append(MatchAlreadyFinishedError(finish.match_id, status[row.id]))
+                continue
+            values = finish.values
+            values["rated"] = values["rated"] and row.rated
+            values["game"] = row.game
+            status[row.id] = values["status"]
+            claims.append({"b_id": row.id, **{f"b_{k}": values[k] for k in _END_COLUMNS}})
+            if values["status"] == "finished" and values["rated"]:
+                ids = (row.player0_id, row.player1_id)
+                rated.append(
+                    (
+                        len(outcomes),
+                        RatedResult(row.id, row.game, ids, values["winner"], values["ended_at"]),
+                    )
+                )
+            outcomes.append([])
+        if claims:
+            result = cast(CursorResult[Any], await session.execute(self._claim, claims))
+            # Drivers that count executemany rows let us double-check the claim.
+            if result.rowcount >= 0 and result.rowcount != len(claims):
+                raise StoreError(f"claimed {result.rowcount} of {len(claims)} live matches")
+        if rated:
+            changes = await rate_matches(session, [r for _, r in rated], self.k_factor)
+            for (index, _), match_changes in zip(rated, changes, strict=True):
+                outcomes[index] = match_changes
+        return outcomes
 
     async def abort_unfinished(self) -> int:
         """Mark every live match aborted (infrastructure fault, unrated); returns how many.
@@ -417,8 +552,22 @@ class Store:
                 .where(Bot.name == bot, Bot.active, Rating.game == game)
             )
 
+    async def rating_hint(self, bot: str, game: str) -> float | None:
+        """``rating``, from this store's cache when it has one: for pairing and display.
+
+        The cache is filled by the first lookup and refreshed by every match
+        this store finishes, so with one arena process it is exact; with
+        several sharing a database it may trail the other nodes' results.
+        """
+        key = (bot, game)
+        if key not in self._ratings:
+            self._ratings[key] = await self.rating(bot, game)
+        return self._ratings[key]
+
     async def get_match(self, match_id: str) -> MatchRecord | None:
         """One match in full, including moves still waiting in this process's buffer."""
+        if self._buffer.has_match(match_id):
+            await self.flush()  # the match row itself is still waiting
         # Holding the buffer lock means no batch is half-way to the database.
         async with self._buffer.lock:
             pending = [
@@ -454,4 +603,6 @@ class Store:
         unchanged K-factor the result equals the stored ratings exactly.
         """
         async with self._write() as session:
-            return await rebuild(session, self.k_factor)
+            count = await rebuild(session, self.k_factor)
+        self._ratings.clear()
+        return count

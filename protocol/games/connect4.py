@@ -23,6 +23,9 @@ _CELLS = COLUMNS * ROWS
 # _BIT[c][r] is the bit of the cell at column c, row r (row 0 at the bottom).
 _BIT = tuple(tuple(1 << (c * _STRIDE + r) for r in range(ROWS + 1)) for c in range(COLUMNS))
 
+# The cell bits of each row, top row first, left to right: the order ``encode`` writes.
+_ROW_BITS = tuple(tuple(_BIT[c][r] for c in range(COLUMNS)) for r in reversed(range(ROWS)))
+
 _WINS = (Outcome(0, Termination.LINE), Outcome(1, Termination.LINE))
 _DRAW = Outcome(None, Termination.DRAW)
 
@@ -175,11 +178,14 @@ class Connect4State(GameState):
         return None
 
     def _rows_text(self) -> list[str]:
-        rows = []
-        for row in reversed(range(ROWS)):
-            cells = (self.cell(c, row) for c in range(COLUMNS))
-            rows.append("".join("." if p is None else PLAYER_SYMBOLS[p] for p in cells))
-        return rows
+        # Bit tests on the two boards, no cell() call per cell: the server encodes
+        # the position after every move it referees.
+        x, o = self.boards
+        sx, so = PLAYER_SYMBOLS
+        return [
+            "".join(sx if x & bit else so if o & bit else "." for bit in bits)
+            for bits in _ROW_BITS
+        ]
 
     def render(self) -> str:
         """The board top row first, with 1-based column numbers underneath."""
