@@ -110,8 +110,13 @@ class _Outbox:
             item = self._retained.get(topic)
             if item is not None:
                 return item
-        if self._items:
-            return self._items.popleft()
+        while self._items:
+            item = self._items.popleft()
+            if item.retain and self._retained.get(item.topic) is not item:
+                # A newer value of this retained topic exists (or it was cleared): sending
+                # this one now would wind the broker's retained value back in time.
+                continue
+            return item
         # Sends are sequential, so asking for the next one means the last one is done.
         self.ready.clear()
         self.idle.set()

@@ -398,3 +398,23 @@ async def test_without_a_broker_the_publisher_keeps_accepting_and_says_why(tmp_p
     assert status["queued"] == 10
     assert status["dropped"] == 20
     assert status["published"] == 0
+
+
+def test_after_a_reconnect_a_retained_topic_never_goes_back_in_time() -> None:
+    """The backlog queued while the broker was down must not resend older retained values."""
+    from arena.mqtt import _Outbox, _Outgoing
+
+    outbox = _Outbox(maxsize=100)
+    board = "arena/v1/connect4/leaderboard"
+    events = "arena/v1/connect4/matches/m/events"
+    for version in range(1, 4):  # three leaderboards and a move event each, broker down
+        outbox.put(_Outgoing(board, f"board v{version}".encode(), 1, True))
+        outbox.put(_Outgoing(events, f"e{version}".encode(), 0, False))
+    outbox.resend_retained()  # the reconnect
+    sent = []
+    while (item := outbox.next()) is not None:
+        sent.append(item.payload.decode())
+    boards = [p for p in sent if p.startswith("board")]
+    assert boards[0] == "board v3"  # the latest first, for subscribers arriving now
+    assert set(boards) == {"board v3"}  # and never an older one after it
+    assert [p for p in sent if p.startswith("e")] == ["e1", "e2", "e3"]  # events all, in order
