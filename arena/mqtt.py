@@ -67,6 +67,9 @@ class _Outbox:
         self._items: deque[_Outgoing] = deque()
         self._retained: dict[str, _Outgoing] = {}
         self._dirty: dict[str, None] = {}  # an ordered set
+        # Messages queued before the last reconnect, still in ``_items``: their retained
+        # ones may be stale by now (see ``next``).
+        self._backlog = 0
         self.dropped = 0
         self.ready = asyncio.Event()
         """Set while there is something to send."""
@@ -83,6 +86,7 @@ class _Outbox:
             self._retained[item.topic] = item
         if len(self._items) >= self._maxsize:
             oldest = self._items.popleft()
+            self._backlog = max(0, self._backlog - 1)
             self.dropped += 1
             if oldest.retain:
                 # The broker must still end up with this topic's latest value.
@@ -98,6 +102,7 @@ class _Outbox:
     def resend_retained(self) -> None:
         """After a (re)connect: every retained topic goes out again, before the backlog."""
         self._dirty = dict.fromkeys(self._retained)
+        self._backlog = len(self._items)
         if self._dirty:
             self.ready.set()
             self.idle.clear()
@@ -112,9 +117,11 @@ class _Outbox:
                 return item
         while self._items:
             item = self._items.popleft()
-            if item.retain and self._retained.get(item.topic) is not item:
-                # A newer value of this retained topic exists (or it was cleared): sending
-                # this one now would wind the broker's retained value back in time.
+            stale = self._backlog > 0
+            self._backlog = max(0, self._backlog - 1)
+            if stale and item.retain and self._retained.get(item.topic) is not item:
+                # Queued before the reconnect, which already sent this topic's newer value
+                # (or its clear): sending it now would wind the broker back in time.
                 continue
             return item
         # Sends are sequential, so asking for the next one means the last one is done.
