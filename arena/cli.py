@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.demo import BOT_NAMES, DEFAULT_BOTS, DemoOptions, run_demo
+from arena.demo import BOT_NAMES, DEFAULT_BOTS, DEMO_PACE_MS, DemoOptions, run_demo
 from arena.errors import BotExistsError
 from arena.provision import ensure_bot, read_token_file, write_private
 from arena.server import ArenaConfig
@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--move-ms", type=int, default=1000, help="default per-move time")
     serve.add_argument("--bank-ms", type=int, default=0, help="default time bank")
     serve.add_argument("--grace-s", type=float, default=30.0, help="reconnect grace window")
+    serve.add_argument(
+        "--pace-ms",
+        type=int,
+        default=0,
+        help="pause between a move and the next turn, on nobody's clock (for spectators)",
+    )
     serve.add_argument("--k-factor", type=float, default=32.0, help="Elo K factor")
     serve.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
     serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -137,6 +143,12 @@ def _add_demo_parser(
     demo.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
     demo.add_argument("--move-ms", type=int, default=1000, help="time per move (ms)")
     demo.add_argument(
+        "--pace-ms",
+        type=int,
+        default=DEMO_PACE_MS,
+        help=f"pause between moves, so people can follow (default {DEMO_PACE_MS}; 0: none)",
+    )
+    demo.add_argument(
         "--duration", type=float, metavar="SECONDS", help="stop by itself after this long"
     )
     demo.add_argument(
@@ -194,6 +206,7 @@ async def _serve(args: argparse.Namespace) -> int:
         bank_ms=args.bank_ms,
         grace_s=args.grace_s,
         k_factor=args.k_factor,
+        pace_ms=args.pace_ms,
     )
     try:
         app = ArenaApp(config, mqtt_url=args.mqtt)

@@ -69,6 +69,8 @@ LOG_FILE = "arena-demo.log"
 BOT_STOP_TIMEOUT_S = 10.0
 MIN_MOVE_MS = 50  # the server's smallest accepted per-move time
 DEMO_RATE_PER_S = 1000.0
+DEMO_PACE_MS = 300
+"""The demo's pause between moves: a Connect Four game then lasts ~10 s, long enough to watch."""
 """Messages per second a demo bot may send (the server's default is 20)."""
 
 
@@ -83,6 +85,7 @@ class DemoOptions:
     port: int = 8765
     mqtt_url: str | None = None
     move_ms: int = 1000
+    pace_ms: int = DEMO_PACE_MS
     duration_s: float | None = None
     refresh_s: float = 2.0
     quiet: bool = False
@@ -98,6 +101,8 @@ class DemoOptions:
             raise ValueError("--bots needs at least two bots to make a match")
         if args.move_ms < MIN_MOVE_MS:
             raise ValueError(f"--move-ms must be at least {MIN_MOVE_MS}")
+        if args.pace_ms < 0:
+            raise ValueError("--pace-ms must not be negative")
         if args.duration is not None and args.duration <= 0:
             raise ValueError("--duration must be positive")
         if args.refresh <= 0:
@@ -110,6 +115,7 @@ class DemoOptions:
             port=args.port,
             mqtt_url=args.mqtt,
             move_ms=args.move_ms,
+            pace_ms=args.pace_ms,
             duration_s=args.duration,
             refresh_s=args.refresh,
             quiet=args.quiet,
@@ -312,6 +318,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
         port=options.port,
         db_url=options.db_url,
         move_ms=options.move_ms,
+        pace_ms=options.pace_ms,
         # The demo's own bots move in milliseconds: at the default 20 messages/s a fast
         # pair outruns the limit, and a dropped move or seek would distort the ratings.
         rate_per_s=DEMO_RATE_PER_S,

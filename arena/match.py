@@ -192,6 +192,7 @@ class MatchRunner:
         grace_s: float = DEFAULT_GRACE_S,
         rated: bool = True,
         ratings: tuple[float, float] = (1500.0, 1500.0),
+        pace_s: float = 0.0,
     ) -> None:
         if players[0] == players[1]:
             raise ValueError("a bot cannot play itself")
@@ -202,6 +203,8 @@ class MatchRunner:
         self.ratings = ratings
         self.rated = rated
         self.grace_s = grace_s
+        self.pace_s = pace_s
+        """Pause between a move and the next ``your_turn`` so people can follow (0: none)."""
         self.state: GameState = new_game(game)
         self.start_position = self.state.encode()
         # The current position's text: encoded once per move, sent in moved and your_turn.
@@ -447,6 +450,9 @@ class MatchRunner:
         if outcome is not None:
             await self._finish(self._ending_by_rules(outcome))
         else:
+            if self.pace_s > 0:
+                # Before the turn begins, so the pause is on nobody's clock.
+                await asyncio.sleep(self.pace_s)
             self._begin_turn()
 
     def _ending_by_rules(self, outcome: Outcome) -> _Ending:

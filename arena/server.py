@@ -125,6 +125,7 @@ class ArenaConfig:
     spectator_buffer: int = 256
     close_timeout_s: float = 5.0
     pairing_window_s: float = 0.5
+    pace_ms: int = 0
     """How long seeks gather before a pairing pass, so close ratings can find each other."""
     seed: int | None = None
     """Seeds colour assignment, for reproducible tests."""
@@ -567,6 +568,7 @@ class ArenaServer:
             observer=self.hub,
             grace_s=self.config.grace_s,
             ratings=ratings,
+            pace_s=self.config.pace_ms / 1000.0,
         )
         self._matches[match_id] = runner
         self._playing.update(pairing.players)

@@ -40,7 +40,7 @@ class Demo:
             [
                 sys.executable, "-m", "arena.cli", "demo",
                 "--port", "0", "--db", str(self.db), "--game", GAME, "--bots", BOTS,
-                "--move-ms", "500", "--refresh", "0.5", *extra,
+                "--move-ms", "500", "--pace-ms", "0", "--refresh", "0.5", *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from arena.server import ArenaServer
-from protocol.messages import MatchEnd, Moved, YourTurn
+from protocol.messages import MatchEnd, MatchStart, Moved, YourTurn
 
 
 async def test_two_seekers_play_a_full_game_and_ratings_change(
@@ -34,3 +35,27 @@ async def test_two_seekers_play_a_full_game_and_ratings_change(
     record = await server.store.get_match(pair.match_id)
     assert record is not None and record.status == "finished"
     assert [m.move for m in record.moves] == [0, 3, 1, 4, 2]
+
+
+async def test_pace_delays_the_next_turn_without_charging_either_clock(
+    make_server: Any, bot: Any, tokens: dict[str, str]
+) -> None:
+    paced = await make_server(pace_ms=200)
+    x, o = await bot("alice", target=paced), await bot("bob", target=paced)
+    control = {"move_ms": 150, "bank_ms": 0}  # shorter than the pause: it must not count
+    for client in (x, o):
+        await client.send(type="seek", game="tictactoe", time_control=control)
+    starts = [await x.expect(MatchStart), await o.expect(MatchStart)]
+    seats = {start.you: client for start, client in zip(starts, (x, o), strict=True)}
+    loop = asyncio.get_running_loop()
+    moved_at = None
+    for ply, move in enumerate((4, 0, 8)):
+        mover = seats[ply % 2]
+        turn = await mover.expect(YourTurn)
+        if moved_at is not None:
+            assert loop.time() - moved_at >= 0.15  # the 200 ms pause, less timer slack
+        assert turn.ply == ply and turn.time_left_ms > 100  # the pause was not on the clock
+        await mover.move(turn, move)
+        moved = await mover.expect(Moved)
+        moved_at = loop.time()
+        assert moved.think_ms < 150  # nobody lost on time although each pause > move_ms
