@@ -8,7 +8,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -42,16 +41,6 @@ TEST_CONFIG = ArenaConfig(
     pairing_window_s=0.01,
     seed=7,
 )
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    """A fresh store in a SQLite file under ``tmp_path``."""
-    opened = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.close()
 
 
 @pytest.fixture

@@ -116,16 +116,6 @@ def screenshot() -> Callable[[Page, str], Awaitable[Path]]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    """A fresh store in a SQLite file under ``tmp_path``."""
-    opened = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}")
-    try:
-        yield opened
-    finally:
-        await opened.close()
-
-
-@pytest.fixture
 async def tokens(store: Store) -> dict[str, str]:
     """Registered bots: name -> token."""
     return {name: await store.add_bot(name) for name in BOT_NAMES}
