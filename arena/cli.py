@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena import runtime
 from arena.demo import BOT_NAMES, DEFAULT_BOTS, DEMO_PACE_MS, DemoOptions, run_demo
 from arena.errors import BotExistsError
 from arena.provision import ensure_bot, read_token_file, write_private
@@ -174,13 +175,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "serve":
-            return asyncio.run(_serve(args))
+            return runtime.run(_serve(args))
         if args.command == "demo":
             try:
                 options = DemoOptions.from_args(args)
             except ValueError as exc:
                 parser.error(str(exc))
-            return asyncio.run(run_demo(options))
+            return runtime.run(run_demo(options))
         if args.command == "watch":
             return asyncio.run(run_watch(args.url, args.match_id, follow=args.follow))
         return asyncio.run(_admin(args))
@@ -214,6 +215,7 @@ async def _serve(args: argparse.Namespace) -> int:
         print(f"error: --mqtt: {exc}", file=sys.stderr)
         return 2
     await app.start()
+    runtime.settle_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 

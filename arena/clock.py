@@ -131,14 +131,21 @@ class GameClock:
         """The hard limit for ``player``'s move measured at the server: time left + rtt credit."""
         return self.time_left_ms(player) + rtt_allowance_ms(rtt_ms)
 
+    def fits(self, player: int, think_ms: float, rtt_ms: float) -> bool:
+        """True when a move that took ``think_ms`` at the server is in time (nothing charged)."""
+        return self._overage(think_ms, rtt_ms) <= self.banks_ms[player]
+
     def charge(self, player: int, think_ms: float, rtt_ms: float) -> bool:
         """Charge a move that took ``think_ms`` at the server; False when it overran (flag fell)."""
-        spent = max(0.0, think_ms - rtt_allowance_ms(rtt_ms))
-        overage = max(0.0, spent - self.move_ms)
+        overage = self._overage(think_ms, rtt_ms)
         if overage > self.banks_ms[player]:
             return False
         self.banks_ms[player] -= overage
         return True
+
+    def _overage(self, think_ms: float, rtt_ms: float) -> float:
+        spent = max(0.0, think_ms - rtt_allowance_ms(rtt_ms))
+        return max(0.0, spent - self.move_ms)
 
     def snapshot(self) -> tuple[tuple[int, int], tuple[int, int]]:
         """``(time_left_ms, bank_ms)`` per player, rounded for the wire."""

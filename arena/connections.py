@@ -1,11 +1,14 @@
 """One client connection as the server sees it: a bounded outgoing queue and abuse limits.
 
 The match runner and the spectator hub never await a socket. They call
-``ClientConnection.send``, which only enqueues; a writer task drains the
-queue onto the websocket. When the queue is full the client is not reading:
-the connection is dropped (close 1008) instead of letting memory grow or a
-match wait. ``close`` is queued too, so an ``error`` sent just before it is
-delivered first.
+``ClientConnection.send``, which only enqueues; at the end of the event
+loop's turn everything queued for a connection goes to its socket in one
+write, so a ``moved`` and the ``your_turn`` after it cost one system call,
+not two, and no task switch. Messages wait in the queue only while the
+socket is backed up (the client reads slower than we write); when the queue
+is full the client is not reading and is dropped (close 1008) instead of
+letting memory grow or a match wait. ``close`` first writes what is queued,
+so an ``error`` sent just before it is delivered first.
 
 Messages are serialized in ``send``, and a message sent to several
 connections in a row (a ``moved`` broadcast to both players) is serialized
@@ -22,10 +25,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from arena.clock import Clock
 from protocol.messages import CloseCode, ServerMessage
@@ -65,29 +68,29 @@ class TokenBucket:
 
 
 class _LastJson:
-    """The JSON text of the last message serialized, to reuse for the same object."""
+    """The UTF-8 JSON of the last message serialized, to reuse for the same object."""
 
-    __slots__ = ("message", "text")
+    __slots__ = ("data", "message")
 
     def __init__(self) -> None:
         self.message: ServerMessage | None = None
-        self.text = ""
+        self.data = b""
 
-    def of(self, message: ServerMessage) -> str:
+    def of(self, message: ServerMessage) -> bytes:
         # Identity, not equality: messages are immutable, and a broadcast sends one object.
         if message is not self.message:
-            self.text = message.to_json()
+            self.data = message.to_json().encode()
             self.message = message
-        return self.text
+        return self.data
 
 
 _last_json = _LastJson()
 
+WRITE_HIGH_WATER = 64 * 1024
+"""Bytes the transport may hold unsent before further messages wait in our own queue."""
 
-@dataclass(frozen=True, slots=True)
-class _CloseRequest:
-    code: int
-    reason: str
+_BACKED_UP_RETRY_S = 0.02
+"""How often a connection whose socket is backed up tries to hand over what waits."""
 
 
 class ClientConnection:
@@ -98,12 +101,13 @@ class ClientConnection:
         self.role: str | None = None
         self.name: str | None = None
         self.protocol_errors = 0
-        self._queue: asyncio.Queue[str | _CloseRequest] = asyncio.Queue()
+        self._pending: list[bytes] = []
         self.queue_size = queue_size
         """Messages that may wait unsent before the client counts as not reading."""
         self._closing = False
-        self._drop_task: asyncio.Task[None] | None = None
-        self._writer = asyncio.create_task(self._write_all(), name=f"writer-{id(self):x}")
+        self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
+        self._closer: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
 
     def __repr__(self) -> str:
         return f"<ClientConnection {self.role or 'anonymous'} {self.name or ''}>"
@@ -119,50 +123,83 @@ class ClientConnection:
         return self._closing
 
     def send(self, message: ServerMessage) -> None:
-        """Queue ``message``; a client that lets the queue fill up is dropped."""
+        """Queue ``message``; a client that lets the queue fill up is dropped.
+
+        The message goes out at the end of this turn of the event loop, in one
+        socket write with everything else queued for this connection meanwhile.
+        """
         if self._closing:
             return
-        if self._queue.qsize() >= self.queue_size:
+        if len(self._pending) >= self.queue_size:
             log.info("dropping %r: outgoing queue full", self)
             self._drop()
             return
-        self._queue.put_nowait(_last_json.of(message))
+        self._pending.append(_last_json.of(message))
+        if self._flush_handle is None:
+            self._flush_handle = self._loop.call_soon(self._flush)
 
     def close(self, code: int, reason: str) -> None:
         """Close after the messages already queued have been sent."""
         if self._closing:
             return
+        self._flush(force=True)
         self._closing = True
-        self._queue.put_nowait(_CloseRequest(code, reason))
+        self._closer = self._loop.create_task(self._close(code, reason))
 
     async def wait_closed(self, timeout: float | None = None) -> None:
-        """Wait until the writer has flushed and closed (or the socket died)."""
+        """Wait until a requested close has completed (or the socket died)."""
+        closer = self._closer
+        if closer is None:
+            return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                await asyncio.shield(self._writer)
+                await asyncio.shield(closer)
 
     async def stop(self) -> None:
-        """Stop the writer; used when the handler exits and the socket is gone anyway."""
-        self._writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._writer
+        """Forget what is still queued; used when the handler exits and the socket is gone."""
+        self._closing = True
+        self._pending.clear()
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+
+    async def _close(self, code: int, reason: str) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self.websocket.close(code, reason)
 
     def _drop(self) -> None:
         # The client is not reading: what is queued will never go out, so skip it.
+        self._pending.clear()
         self._closing = True
-        self._writer.cancel()
         # Kept in an attribute: the loop holds tasks only weakly.
-        self._drop_task = asyncio.get_running_loop().create_task(
-            self.websocket.close(CloseCode.POLICY_VIOLATION, "not reading: outgoing queue full")
+        self._closer = self._loop.create_task(
+            self._close(CloseCode.POLICY_VIOLATION, "not reading: outgoing queue full")
         )
 
-    async def _write_all(self) -> None:
-        try:
-            while True:
-                item = await self._queue.get()
-                if isinstance(item, _CloseRequest):
-                    await self.websocket.close(item.code, item.reason)
-                    return
-                await self.websocket.send(item)
-        except ConnectionClosed:
+    def _flush(self, force: bool = False) -> None:
+        """Hand every queued message to the socket in one write (one system call).
+
+        ``force`` writes even into a backed-up socket: the last words before a close.
+        """
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if self._closing or not self._pending:
+            return
+        ws = self.websocket
+        protocol, transport = ws.protocol, ws.transport
+        if protocol.state is not State.OPEN:
+            # Closing from the other side or by websockets itself: nothing more goes out.
             self._closing = True
+            self._pending.clear()
+            return
+        if not force and transport.get_write_buffer_size() > WRITE_HIGH_WATER:
+            # The client reads slower than we write: keep the messages (bounded by
+            # queue_size) and try again shortly, instead of growing the transport's buffer.
+            self._flush_handle = self._loop.call_later(_BACKED_UP_RETRY_S, self._flush)
+            return
+        for data in self._pending:
+            protocol.send_text(data)
+        self._pending.clear()
+        # websockets' own send_data() writes frame by frame, a system call each.
+        transport.write(b"".join(protocol.data_to_send()))

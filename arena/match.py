@@ -85,6 +85,15 @@ class MatchRecorder(Protocol):
         """Store one applied move; ``player`` is the seat (0 or 1)."""
         ...
 
+    def record_move_now(
+        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+    ) -> bool:
+        """Store the move like ``record_move`` if that needs no waiting, and say True.
+
+        False means nothing was stored (the store is behind): await ``record_move``.
+        """
+        ...
+
     async def finish_match(
         self,
         match_id: str,
@@ -223,6 +232,9 @@ class MatchRunner:
         self._turn_rtt_ms = 0.0
         self._turn_deadline = 0.0
         self._inbox: asyncio.Queue[_InboxEvent] = asyncio.Queue()
+        # True while the runner task waits for its inbox with nothing queued: then an
+        # ordinary move may be refereed on the spot (``_move_now``).
+        self._idle = False
         self._finished = False
         # The ply a move was last queued for: only the first answer to a turn is "expected".
         self._answered_ply = -1
@@ -260,9 +272,11 @@ class MatchRunner:
         """
         player = self.seat_of(bot)
         self._check_turn(player, ply)
-        self._inbox.put_nowait(_MoveIn(player, ply, move, analysis, self._clock.now(), ref))
         first = self._answered_ply != ply
         self._answered_ply = ply
+        at = self._clock.now()
+        if not self._move_now(player, move, analysis, at):
+            self._inbox.put_nowait(_MoveIn(player, ply, move, analysis, at, ref))
         return first
 
     def resign(self, bot: str) -> None:
@@ -346,7 +360,11 @@ class MatchRunner:
             return self._inbox.get_nowait()
         try:
             async with self._clock.timeout(self._next_deadline() - self._clock.now()):
-                return await self._inbox.get()
+                self._idle = True
+                try:
+                    return await self._inbox.get()
+                finally:
+                    self._idle = False
         except TimeoutError:
             return None
 
@@ -423,18 +441,64 @@ class MatchRunner:
         self, player: int, move: int, think_ms: float, analysis: Analysis | None
     ) -> None:
         ply = self.state.ply
-        self.state = self.state.play(move)
+        self._play(player, self.state.play(move), analysis)
+        await self._recorder.record_move(
+            self.match_id, ply, player, move, round(think_ms), round(self._turn_rtt_ms)
+        )
+        self._announce(player, ply, move, think_ms, analysis)
+        outcome = self.state.outcome()
+        if outcome is not None:
+            await self._finish(self._ending_by_rules(outcome))
+        else:
+            if self.pace_s > 0:
+                # Before the turn begins, so the pause is on nobody's clock.
+                await asyncio.sleep(self.pace_s)
+            self._begin_turn()
+
+    def _move_now(
+        self, player: int, move: object, analysis: Analysis | None, at: float
+    ) -> bool:
+        """Referee an ordinary move at once, without a trip through the runner task.
+
+        Only while the runner waits idle, and only for a legal move, in time,
+        that does not end the game (an ending awaits the store) and needs no
+        pause: exactly what ``_on_move`` would do with it, minus the task
+        switch. False (nothing changed) leaves the move to the runner task.
+        The runner's pending wake-up keeps the previous turn's deadline; when
+        it fires early, ``_on_deadline`` finds nothing due and waits again.
+        """
+        if not self._idle or not self._inbox.empty() or self.pace_s > 0:
+            return False
+        if not self.state.is_legal(move):
+            return False
+        assert isinstance(move, int)
+        after = self.state.play(move)
+        if after.outcome() is not None:
+            return False
+        think_ms = max(0.0, (at - self._turn_started) * 1000.0)
+        if not self._game_clock.fits(player, think_ms, self._turn_rtt_ms):
+            return False
+        ply = self.state.ply
+        rtt_ms = round(self._turn_rtt_ms)
+        if not self._recorder.record_move_now(
+            self.match_id, ply, player, move, round(think_ms), rtt_ms
+        ):
+            return False
+        self._game_clock.charge(player, think_ms, self._turn_rtt_ms)
+        self._play(player, after, analysis)
+        self._announce(player, ply, move, think_ms, analysis)
+        self._begin_turn()
+        return True
+
+    def _play(self, player: int, after: GameState, analysis: Analysis | None) -> None:
+        self.state = after
         self._position = self.state.encode()
         self._has_moved[player] = True
         self.last_analysis = analysis
-        await self._recorder.record_move(
-            self.match_id,
-            ply,
-            player,
-            move,
-            round(think_ms),
-            round(self._turn_rtt_ms),
-        )
+
+    def _announce(
+        self, player: int, ply: int, move: int, think_ms: float, analysis: Analysis | None
+    ) -> None:
         moved = Moved(
             match_id=self.match_id,
             ply=ply,
@@ -446,14 +510,6 @@ class MatchRunner:
         )
         self._broadcast(moved)
         self._observer.moved(self, moved, analysis)
-        outcome = self.state.outcome()
-        if outcome is not None:
-            await self._finish(self._ending_by_rules(outcome))
-        else:
-            if self.pace_s > 0:
-                # Before the turn begins, so the pause is on nobody's clock.
-                await asyncio.sleep(self.pace_s)
-            self._begin_turn()
 
     def _ending_by_rules(self, outcome: Outcome) -> _Ending:
         if outcome.winner is None:

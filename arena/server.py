@@ -26,7 +26,7 @@ import logging
 import random
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,7 @@ from websockets.exceptions import ConnectionClosed
 from arena.clock import Clock, MonotonicClock
 from arena.connections import ClientConnection, TokenBucket
 from arena.http import Router, add_api_routes, make_process_request, to_jsonable
+from arena.inbound import InOrder, MessageSocket
 from arena.lobby import Lobby, Pairing, TimeLimits, check_game
 from arena.match import DEFAULT_GRACE_S, MatchRunner
 from arena.spectators import EventSink, SpectatorHub
@@ -213,6 +214,7 @@ class ArenaServer:
             self.config.host,
             self.config.port,
             process_request=make_process_request(self.router),
+            create_connection=MessageSocket,
             compression=None,
             max_size=MAX_BOT_MESSAGE_BYTES,
             ping_interval=self.config.ping_interval_s,
@@ -261,14 +263,30 @@ class ArenaServer:
     # Connections ----------------------------------------------------------------------
 
     async def _handle(self, websocket: ServerConnection) -> None:
-        queue_size = self.config.bot_queue_size
-        conn = ClientConnection(websocket, queue_size)
+        assert isinstance(websocket, MessageSocket)
+        conn = ClientConnection(websocket, self.config.bot_queue_size)
         # One bucket for the connection's whole life: the hello phase counts too.
         bucket = TokenBucket(self.config.rate_per_s, self.config.rate_burst, self._clock)
+        hello: asyncio.Future[Hello] = asyncio.get_running_loop().create_future()
+        transport = websocket.transport
+        inbox = InOrder(
+            lambda frame: self._receive(conn, bucket, hello, frame),
+            transport.pause_reading,
+            transport.resume_reading,
+        )
         self._connections.add(conn)
+        websocket.deliver_to(inbox.put)
         try:
-            hello = await self._await_hello(conn, bucket)
-            await self._serve(conn, hello, bucket)
+            try:
+                async with asyncio.timeout(self.config.hello_timeout_s):
+                    await asyncio.shield(hello)
+            except TimeoutError:
+                raise _Close(
+                    ErrorCode.HELLO_TIMEOUT,
+                    f"no valid hello within {self.config.hello_timeout_s:g} s",
+                    CloseCode.POLICY_VIOLATION,
+                ) from None
+            await websocket.wait_closed()
         except _Close as close:
             conn.send(Error(code=close.code, message=close.message))
             conn.close(close.close_code, close.message[:100])
@@ -279,36 +297,91 @@ class ArenaServer:
             conn.send(Error(code=ErrorCode.INTERNAL, message="internal server error"))
             conn.close(CloseCode.INTERNAL_ERROR, "internal error")
         finally:
+            inbox.stop()
+            if not hello.done():
+                hello.cancel()
             self._connections.discard(conn)
             self._forget(conn)
             if conn.closing:
-                # Let the writer deliver the error and our close code before websockets
-                # closes the socket itself (it would say 1000) when this handler returns.
+                # Let the error and our close code go out before websockets closes
+                # the socket itself (it would say 1000) when this handler returns.
                 await conn.wait_closed(self.config.close_timeout_s)
             await conn.stop()
 
-    async def _await_hello(self, conn: ClientConnection, bucket: TokenBucket) -> Hello:
-        """Read until a valid hello; closes the connection (raising ``_Close``) on failure."""
+    def _receive(
+        self,
+        conn: ClientConnection,
+        bucket: TokenBucket,
+        hello: asyncio.Future[Hello],
+        frame: str | bytes,
+    ) -> Coroutine[Any, Any, None] | None:
+        """Handle one incoming message now, or return the coroutine that will (``InOrder``)."""
+        if conn.closing:
+            return None
+        spectator = conn.role == "spectator"
+        max_bytes = MAX_SPECTATOR_MESSAGE_BYTES if spectator else MAX_BOT_MESSAGE_BYTES
+        message = self._parse(conn, bucket, frame, max_bytes)
+        if message is None:
+            return None
+        if conn.role is None:
+            if isinstance(message, Hello):
+                return self._say_hello(conn, bucket, hello, message)
+            self._reply_error(
+                conn, ProtocolError(ErrorCode.NOT_AUTHENTICATED, "send hello first", message.id)
+            )
+            return None
+        if type(message) is Move and not spectator:
+            # The hot path: a move is refereed before anything else happens on the loop.
+            assert conn.name is not None
+            try:
+                runner = self._runner(message.match_id)
+                if runner.submit_move(
+                    conn.name, message.ply, message.move, message.analysis, message.id
+                ):
+                    # The answer to the bot's own turn: paced by the server, not a flood.
+                    bucket.refund()
+            except ProtocolError as exc:
+                self._reply_error(conn, exc, message.id)
+            return None
+        if spectator:
+            return self._answer(conn, message, self._on_spectator_message(conn, message))
+        return self._answer(conn, message, self._on_bot_message(conn, message))
+
+    async def _say_hello(
+        self,
+        conn: ClientConnection,
+        bucket: TokenBucket,
+        hello: asyncio.Future[Hello],
+        message: Hello,
+    ) -> None:
         try:
-            async with asyncio.timeout(self.config.hello_timeout_s):
-                while True:
-                    frame = await conn.websocket.recv()
-                    message = self._parse(conn, bucket, frame, MAX_BOT_MESSAGE_BYTES)
-                    if message is None:
-                        continue
-                    if isinstance(message, Hello):
-                        await self._accept_hello(conn, message)
-                        return message
-                    self._reply_error(
-                        conn,
-                        ProtocolError(ErrorCode.NOT_AUTHENTICATED, "send hello first", message.id),
-                    )
-        except TimeoutError:
-            raise _Close(
-                ErrorCode.HELLO_TIMEOUT,
-                f"no valid hello within {self.config.hello_timeout_s:g} s",
-                CloseCode.POLICY_VIOLATION,
-            ) from None
+            await self._accept_hello(conn, message)
+        except Exception as exc:
+            # _handle answers (a _Close says how) and closes the connection.
+            if not hello.done():
+                hello.set_exception(exc)
+            return
+        if message.role == "bot":
+            # A bot playing n matches at once legitimately sends n times the seeks.
+            bucket.scale(message.max_matches)
+        if not hello.done():
+            hello.set_result(message)
+
+    async def _answer(
+        self,
+        conn: ClientConnection,
+        message: ClientMessage,
+        handling: Coroutine[Any, Any, None],
+    ) -> None:
+        """Await a message's handling; a ``ProtocolError`` becomes an ``error`` reply."""
+        try:
+            await handling
+        except ProtocolError as exc:
+            self._reply_error(conn, exc, message.id)
+        except Exception:
+            log.exception("handling %s from %r failed", message.type, conn)
+            conn.send(Error(code=ErrorCode.INTERNAL, message="internal server error"))
+            conn.close(CloseCode.INTERNAL_ERROR, "internal error")
 
     async def _accept_hello(self, conn: ClientConnection, hello: Hello) -> None:
         if self._stopping:
@@ -376,28 +449,6 @@ class ArenaServer:
                     self._bots[dropped.challenger].send(
                         ChallengeDeclined(challenge_id=dropped.challenge_id, by=name)
                     )
-
-    async def _serve(self, conn: ClientConnection, hello: Hello, bucket: TokenBucket) -> None:
-        """The message loop after a successful hello."""
-        spectator = hello.role == "spectator"
-        if not spectator:
-            # A bot playing n matches at once legitimately sends n times the seeks.
-            bucket.scale(hello.max_matches)
-        max_bytes = MAX_SPECTATOR_MESSAGE_BYTES if spectator else MAX_BOT_MESSAGE_BYTES
-        async for frame in conn.websocket:
-            if conn.closing:
-                return
-            message = self._parse(conn, bucket, frame, max_bytes)
-            if message is None:
-                continue
-            try:
-                if spectator:
-                    await self._on_spectator_message(conn, message)
-                elif await self._on_bot_message(conn, message):
-                    # The answer to the bot's own turn: paced by the server, not a flood.
-                    bucket.refund()
-            except ProtocolError as exc:
-                self._reply_error(conn, exc, message.id)
 
     def _parse(
         self, conn: ClientConnection, bucket: TokenBucket, frame: str | bytes, max_bytes: int
@@ -476,13 +527,11 @@ class ArenaServer:
 
     # Bots -----------------------------------------------------------------------------
 
-    async def _on_bot_message(self, conn: ClientConnection, message: ClientMessage) -> bool:
-        """Act on a bot's message; True when it was the move its current turn asked for."""
+    async def _on_bot_message(self, conn: ClientConnection, message: ClientMessage) -> None:
+        """Act on a bot's message other than a move (``_receive`` referees those)."""
         bot = conn.name
         assert bot is not None
         match message:
-            case Move(match_id=match_id, ply=ply, move=move, analysis=analysis, id=ref):
-                return self._runner(match_id).submit_move(bot, ply, move, analysis, ref)
             case Resign(match_id=match_id):
                 self._runner(match_id).resign(bot)
             case Seek(game=game, time_control=tc):
@@ -519,7 +568,6 @@ class ArenaServer:
                 raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
             case _:
                 await self._on_query(conn, message)
-        return False
 
     def _runner(self, match_id: str) -> MatchRunner:
         runner = self._matches.get(match_id)

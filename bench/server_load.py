@@ -3,9 +3,13 @@
 The arena server runs in its own process (``ArenaServer`` on a free loopback
 port, a fresh SQLite file in a temporary directory unless ``--db`` names one);
 2N bots run in one or more separate client processes, each an asyncio loop
-holding many websocket connections. Every bot seeks a match, answers each
-``your_turn`` at once with a seeded random legal move (or the first one), and
-seeks again after ``match_end`` until the measured window is over. Then the
+holding many websocket connections. Both run on the event loop ``arena
+serve`` uses (``arena.runtime``: uvloop unless ``ARENA_EVENT_LOOP=asyncio``),
+and the server freezes its start-up heap as ``arena serve`` does. Bots first
+seek at seeded random times over the first half of the warm-up; each
+answers every ``your_turn`` at once (or after ``--think-ms``) with a seeded
+random legal move (or the first one), and seeks again after ``match_end``
+until the measured window is over. Then the
 bots finish the matches they are in, the server shuts down, and the database
 is checked: it must hold exactly the moves the clients saw confirmed.
 
@@ -56,6 +60,7 @@ from sqlalchemy import func, select
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from arena import runtime
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from arena.store.engine import make_engine
@@ -265,6 +270,14 @@ class _Bot:
         self.seeking = True
         await self.ws.send(self._seek)
 
+    def seek_soon(self) -> None:
+        """``seek`` from a timer callback (the bot's first arrival)."""
+        if not self.clients.stopping:
+            task = asyncio.get_running_loop().create_task(self._send_quietly(self._seek))
+            self.seeking = True
+            self.clients.pending_sends.add(task)
+            task.add_done_callback(self.clients.pending_sends.discard)
+
     async def cancel_seek(self) -> None:
         """Withdraw a pending seek (the benchmark is winding down)."""
         if self.seeking:
@@ -366,8 +379,14 @@ async def _run_clients(
     clients.window_end = clients.window_start + spec.seconds
     ticker = asyncio.create_task(_tick(clients))
     try:
+        # Bots arrive spread over the first half of the warm-up, as real ones do: had
+        # they all sought at once, their matches would start and end in lockstep, and
+        # the run would measure waves of pairing instead of steady play.
+        arrivals = random.Random(spec.seed * 7919 + slot)
+        spread = spec.warmup / 2
+        loop = asyncio.get_running_loop()
         for bot in players:
-            await bot.seek()
+            loop.call_later(arrivals.uniform(0.0, spread), bot.seek_soon)
         await asyncio.sleep(max(0.0, clients.window_end - time.perf_counter()))
         clients.stopping = True
         for bot in players:
@@ -413,7 +432,7 @@ def _client_process(
     results: Connection,
 ) -> None:
     try:
-        stats = asyncio.run(_run_clients(spec, bots, slot, progress, ready, go, start_at))
+        stats = runtime.run(_run_clients(spec, bots, slot, progress, ready, go, start_at))
         results.send(stats)
     except BaseException as exc:
         results.send(exc)
@@ -431,7 +450,7 @@ def _server_process(config: ArenaConfig, control: Connection, profile: str | Non
     if profiler is not None:
         profiler.enable()
     try:
-        asyncio.run(_serve_until_told(config, control))
+        runtime.run(_serve_until_told(config, control))
     finally:
         if profiler is not None and profile:
             profiler.disable()
@@ -441,6 +460,7 @@ def _server_process(config: ArenaConfig, control: Connection, profile: str | Non
 
 async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
     async with ArenaServer(config) as server:
+        runtime.settle_heap()  # as `arena serve` does
         control.send(server.port)
         # Until the parent says stop, or dies (EOF): the server never outlives the bench.
         with contextlib.suppress(EOFError, OSError):

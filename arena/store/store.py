@@ -321,6 +321,22 @@ class Store:
         same ply is ignored (the first one stays), and moves of an unknown
         match are dropped with an error in the log when flushed.
         """
+        self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
+        if len(self._buffer) >= self._max_pending:
+            await self._buffer.flush()
+
+    def record_move_now(
+        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+    ) -> bool:
+        """``record_move`` when the buffer has room, and True; False (nothing queued) when not."""
+        if len(self._buffer) >= self._max_pending:
+            return False
+        self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
+        return True
+
+    def _queue_move(
+        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+    ) -> None:
         if self._closed:
             raise StoreError("the store is closed")
         if player not in (0, 1) or ply < 0:
@@ -336,8 +352,6 @@ class Store:
                 "played_at": _now(),
             }
         )
-        if len(self._buffer) >= self._max_pending:
-            await self._buffer.flush()
 
     async def flush(self) -> None:
         """Write every queued move now."""

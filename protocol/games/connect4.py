@@ -23,8 +23,28 @@ _CELLS = COLUMNS * ROWS
 # _BIT[c][r] is the bit of the cell at column c, row r (row 0 at the bottom).
 _BIT = tuple(tuple(1 << (c * _STRIDE + r) for r in range(ROWS + 1)) for c in range(COLUMNS))
 
-# The cell bits of each row, top row first, left to right: the order ``encode`` writes.
-_ROW_BITS = tuple(tuple(_BIT[c][r] for c in range(COLUMNS)) for r in reversed(range(ROWS)))
+# Row ``r`` of a board, gathered into 7 bits (bit c = column c): shift the row down to
+# bit 0 of every column, keep those bits (``_ROW_MASK``), and multiply by ``_GATHER``,
+# which moves column c's bit to 36 + c; no two partial products collide, so nothing
+# carries. The server encodes the position after every move it referees.
+_ROW_MASK = sum(1 << (c * _STRIDE) for c in range(COLUMNS))
+_GATHER = sum(1 << (6 * k) for k in range(COLUMNS))
+_GATHER_SHIFT = 36
+_TOP_FIRST = tuple(reversed(range(ROWS)))
+
+
+def _row_text(x_row: int, o_row: int) -> str:
+    sx, so = PLAYER_SYMBOLS
+    return "".join(
+        sx if x_row >> c & 1 else so if o_row >> c & 1 else "." for c in range(COLUMNS)
+    )
+
+
+# The text of a row, indexed by its x bits << 7 | its o bits (None where both overlap).
+_ROW_TEXT = [
+    _row_text(i >> COLUMNS, i & 0x7F) if not (i >> COLUMNS) & i else None
+    for i in range(1 << (2 * COLUMNS))
+]
 
 _WINS = (Outcome(0, Termination.LINE), Outcome(1, Termination.LINE))
 _DRAW = Outcome(None, Termination.DRAW)
@@ -178,13 +198,14 @@ class Connect4State(GameState):
         return None
 
     def _rows_text(self) -> list[str]:
-        # Bit tests on the two boards, no cell() call per cell: the server encodes
-        # the position after every move it referees.
         x, o = self.boards
-        sx, so = PLAYER_SYMBOLS
+        mask, gather, shift, table = _ROW_MASK, _GATHER, _GATHER_SHIFT, _ROW_TEXT
         return [
-            "".join(sx if x & bit else so if o & bit else "." for bit in bits)
-            for bits in _ROW_BITS
+            table[  # type: ignore[misc]  # x and o never overlap: no None is read
+                ((((x >> r) & mask) * gather >> shift) & 0x7F) << COLUMNS
+                | ((((o >> r) & mask) * gather >> shift) & 0x7F)
+            ]
+            for r in _TOP_FIRST
         ]
 
     def render(self) -> str:

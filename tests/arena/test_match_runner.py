@@ -45,11 +45,21 @@ class Recorder:
     moves: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     finishes: list[tuple[int | None, str, str | None, bool]] = field(default_factory=list)
     fail: bool = False
+    behind: bool = False
+    """Like a store whose buffer is full: moves must be awaited, not queued on the spot."""
 
     async def record_move(
         self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
     ) -> None:
         self.moves.append((ply, player, move, think_ms, rtt_ms))
+
+    def record_move_now(
+        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+    ) -> bool:
+        if self.behind:
+            return False
+        self.moves.append((ply, player, move, think_ms, rtt_ms))
+        return True
 
     async def finish_match(
         self,
@@ -148,6 +158,49 @@ async def test_a_game_by_the_rules_ends_once_with_the_line(make_runner) -> None:
     # Both bots see every move and the end; only the mover gets your_turn.
     assert len(h.links[1].of(Moved)) == 5 and h.links[1].of(MatchEnd) == [end]
     assert [t.ply for t in h.links[1].of(YourTurn)] == [1, 3]
+
+
+async def test_an_ordinary_move_is_refereed_on_the_spot(make_runner) -> None:
+    h = await make_runner(game="connect4")
+    h.clock.advance(0.25)
+    assert h.runner.submit_move("a", 0, 3)
+    # No task switch: by the time submit_move returns, the move is applied and announced.
+    assert h.runner.state.moves == (3,)
+    assert [m.move for m in h.links[1].of(Moved)] == [3]
+    assert h.links[1].inbox[-1] == YourTurn(
+        match_id="m1",
+        ply=1,
+        position=h.runner.state.encode(),
+        legal_moves=(0, 1, 2, 3, 4, 5, 6),
+        time_left_ms=1000,
+        bank_ms=0,
+    )
+    assert h.recorder.moves == [(0, 0, 3, 250, 0)]
+
+
+async def test_a_wakeup_left_from_an_earlier_turn_flags_nobody(make_runner) -> None:
+    h = await make_runner(move_ms=1000)
+    await h.play(0, 4, think_s=0.5)  # on the spot: the runner still waits for turn 0's deadline
+    h.clock.advance(0.6)  # turn 0's deadline passes; turn 1 has 0.4 s left
+    await settle()
+    assert not h.task.done()
+    assert h.runner.state.ply == 1
+    await h.play(1, 0, think_s=0.3)
+    assert h.recorder.moves[1][3] == 900
+    h.clock.advance(1.001)
+    end = await h.end()
+    assert (end.termination, end.faulty_player) == ("timeout", 0)
+
+
+async def test_a_store_that_is_behind_gets_the_move_through_the_runner_task(make_runner) -> None:
+    h = await make_runner(recorder=Recorder(behind=True))
+    h.clock.advance(0.1)
+    h.runner.submit_move("a", 0, 4)
+    assert h.runner.state.ply == 0  # queued, not applied on the spot
+    await settle()
+    assert h.runner.state.moves == (4,)
+    assert h.recorder.moves == [(0, 0, 4, 100, 0)]
+    assert [m.ply for m in h.links[1].of(YourTurn)] == [1]
 
 
 async def test_no_move_in_time_loses_on_time(make_runner) -> None:

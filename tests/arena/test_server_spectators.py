@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from arena.connections import ClientConnection
 from arena.server import ArenaServer
-from protocol.messages import Error, Event, MatchStart, Moved, Snapshot, YourTurn
+from protocol.messages import Event, MatchStart, Moved, Snapshot, YourTurn
 
 ANALYSIS = {
     "simulations": 4321,
@@ -148,29 +146,3 @@ async def test_a_spectator_whose_queue_overflows_is_dropped_and_play_goes_on(
     healthy = await spectator(server)
     await healthy.send(type="watch", match_id=server.hub.live_runners()[0].match_id)
     assert (await healthy.expect(Snapshot)).status == "live"
-
-
-class StuckWebSocket:
-    """A neighbour fake: a peer that never reads, so every send hangs."""
-
-    latency = 0.0
-
-    def __init__(self) -> None:
-        self.closed_with: tuple[int, str] | None = None
-
-    async def send(self, text: str) -> None:
-        await asyncio.Event().wait()
-
-    async def close(self, code: int, reason: str) -> None:
-        self.closed_with = (code, reason)
-
-
-async def test_a_reader_that_stops_reading_is_dropped_without_blocking_the_sender() -> None:
-    ws = StuckWebSocket()
-    conn = ClientConnection(ws, queue_size=3)  # type: ignore[arg-type]
-    error = Error(code="internal", message="x")
-    for _ in range(10):
-        conn.send(error)  # never blocks, never grows past the bound
-    await asyncio.sleep(0)
-    assert conn.closing and ws.closed_with is not None and ws.closed_with[0] == 1008
-    await conn.stop()

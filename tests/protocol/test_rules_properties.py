@@ -200,3 +200,23 @@ def test_render_is_readable() -> None:
     assert state.render().splitlines()[-2] == ". . . x . . ."
     assert state.render().splitlines()[-1] == "1 2 3 4 5 6 7"
     assert "o to move in board 4" in new_game("uttt").play(40).render()
+
+
+def test_connect4_encode_writes_every_cell_where_it_is() -> None:
+    """The table-driven encoding against the board read cell by cell, top row first."""
+    from protocol.games.connect4 import COLUMNS, ROWS, Connect4State
+
+    symbols = {None: ".", 0: "x", 1: "o"}
+    rng = random.Random(20261123)
+    for _ in range(300):
+        state = new_game("connect4")
+        while True:
+            assert isinstance(state, Connect4State)
+            rows = [
+                "".join(symbols[state.cell(c, r)] for c in range(COLUMNS))
+                for r in reversed(range(ROWS))
+            ]
+            assert state.encode() == "/".join(rows) + " " + "xo"[state.to_move]
+            if state.outcome() is not None:
+                break
+            state = state.play(rng.choice(state.legal_moves()))

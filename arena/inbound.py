@@ -1,0 +1,161 @@
+"""How a connection's incoming messages reach the server: as they arrive, in order.
+
+websockets' own receive path queues each frame in an assembler and wakes a
+task blocked in ``recv()``, once per message. At thousands of moves a second
+that task switch is a large share of the server's work, so ``MessageSocket``
+(a ``ServerConnection`` made by ``serve(create_connection=...)``) hands each
+complete message straight to a callback from ``data_received`` instead:
+the message is parsed and, for a move, applied before the event loop
+does anything else.
+
+``InOrder`` is that callback's other half. Most messages are handled on the
+spot; a message whose handling must wait (a ``hello`` that checks a token in
+the database, a ``seek`` that looks up a rating) becomes a coroutine, and
+the messages that arrive meanwhile wait behind it, so each connection's
+messages still take effect in the order they were sent. While too many
+wait, the socket stops being read (TCP pushes back on the client) instead of
+the backlog growing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.frames import Frame, Opcode
+from websockets.protocol import Event
+
+log = logging.getLogger(__name__)
+
+Data = str | bytes
+"""One complete message: text frames as ``str``, binary frames (or bad UTF-8) as ``bytes``."""
+
+MAX_WAITING = 32
+"""Messages that may wait behind a slow one before the socket stops being read."""
+
+_DATA_OPCODES = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
+
+
+class MessageSocket(ServerConnection):
+    """A websockets server connection that passes each message to a callback as it arrives.
+
+    Messages that arrive before ``deliver_to`` is called (between the
+    handshake and the handler's start) are kept and delivered then, so
+    none is lost or reordered. ``recv()`` is not used on these connections.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_message: Callable[[Data], None] | None = None
+        self._early: list[Data] = []
+        self._fragments: list[bytes] = []
+        self._text = False
+
+    def deliver_to(self, on_message: Callable[[Data], None]) -> None:
+        """Send every message, starting with those already received, to ``on_message``."""
+        self._on_message = on_message
+        early, self._early = self._early, []
+        if len(early) > MAX_WAITING:
+            self.transport.resume_reading()
+        for message in early:
+            self._deliver(message)
+
+    def process_event(self, event: Event) -> None:
+        """Assemble data frames into messages; everything else is websockets' business."""
+        if not (isinstance(event, Frame) and event.opcode in _DATA_OPCODES):
+            super().process_event(event)
+            return
+        if event.opcode is Opcode.CONT:
+            self._fragments.append(bytes(event.data))
+        else:
+            self._fragments = [bytes(event.data)]
+            self._text = event.opcode is Opcode.TEXT
+        if not event.fin:
+            return  # websockets' parser already bounds the whole message by max_size
+        data = b"".join(self._fragments)
+        self._fragments = []
+        message: Data = data
+        if self._text:
+            # Invalid UTF-8 stays bytes, which the message parser rejects as bad JSON.
+            with contextlib.suppress(UnicodeDecodeError):
+                message = data.decode()
+        if self._on_message is None:
+            self._early.append(message)
+            if len(self._early) == MAX_WAITING + 1:
+                self.transport.pause_reading()
+        else:
+            self._deliver(message)
+
+    def _deliver(self, message: Data) -> None:
+        assert self._on_message is not None
+        try:
+            self._on_message(message)
+        except Exception:
+            # Never into websockets' data_received: it would lose the connection's state.
+            log.exception("handling a message failed; closing %r", self)
+            self.transport.abort()
+
+
+Handler = Callable[[Data], Coroutine[Any, Any, None] | None]
+"""Handles one message now (returns None) or returns the coroutine that will."""
+
+
+class InOrder:
+    """Runs one connection's messages in arrival order, synchronously whenever possible."""
+
+    def __init__(
+        self,
+        handle: Handler,
+        pause: Callable[[], None],
+        resume: Callable[[], None],
+        limit: int = MAX_WAITING,
+    ) -> None:
+        self._handle = handle
+        self._pause = pause
+        self._resume = resume
+        self._limit = limit
+        self._waiting: deque[Data] = deque()
+        self._busy: asyncio.Task[None] | None = None
+        self._paused = False
+        self._stopped = False
+
+    def put(self, message: Data) -> None:
+        """Handle ``message`` now, or after the messages ahead of it."""
+        if self._stopped:
+            return
+        if self._busy is not None:
+            self._waiting.append(message)
+            if len(self._waiting) > self._limit and not self._paused:
+                self._paused = True
+                self._pause()
+            return
+        self._run(message)
+
+    def stop(self) -> None:
+        """Drop what waits and cancel the message being handled (the connection is gone)."""
+        self._stopped = True
+        self._waiting.clear()
+        if self._busy is not None:
+            self._busy.cancel()
+
+    def _run(self, message: Data) -> None:
+        coro = self._handle(message)
+        if coro is not None:
+            self._busy = asyncio.get_running_loop().create_task(self._finish(coro))
+
+    async def _finish(self, coro: Coroutine[Any, Any, None]) -> None:
+        try:
+            await coro
+        finally:
+            self._busy = None
+            if not self._stopped:
+                while self._waiting and self._busy is None:
+                    self._run(self._waiting.popleft())
+                if self._paused and len(self._waiting) <= self._limit // 2:
+                    self._paused = False
+                    self._resume()

@@ -1,0 +1,83 @@
+"""A connection's outgoing side: one write per turn of the loop, and slow readers dropped."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from websockets.protocol import State
+
+from arena.connections import WRITE_HIGH_WATER, ClientConnection
+from arena.server import ArenaServer
+from protocol.messages import Error, Moved, YourTurn
+
+
+class _FullTransport:
+    """A neighbour fake: a socket whose peer never reads, so its write buffer stays full."""
+
+    def get_write_buffer_size(self) -> int:
+        return 10 * WRITE_HIGH_WATER
+
+    def write(self, data: bytes) -> None:
+        raise AssertionError("nothing may be written into a backed-up socket")
+
+
+class StuckWebSocket:
+    """A neighbour fake of the websocket: open, with a peer that stopped reading."""
+
+    latency = 0.0
+
+    def __init__(self) -> None:
+        self.protocol = SimpleNamespace(state=State.OPEN)
+        self.transport = _FullTransport()
+        self.closed_with: tuple[int, str] | None = None
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed_with = (code, reason)
+
+
+async def test_a_reader_that_stops_reading_is_dropped_without_blocking_the_sender() -> None:
+    ws = StuckWebSocket()
+    conn = ClientConnection(ws, queue_size=3)  # type: ignore[arg-type]
+    error = Error(code="internal", message="x")
+    conn.send(error)
+    await asyncio.sleep(0)  # the write waits: the socket is backed up
+    assert not conn.closing and ws.closed_with is None
+    for _ in range(10):
+        conn.send(error)  # never blocks, never grows past the bound
+    await asyncio.sleep(0)
+    assert conn.closing and ws.closed_with is not None and ws.closed_with[0] == 1008
+    await conn.stop()
+
+
+class _CountingTransport:
+    """Wraps the real transport of a live connection to count its writes (a spy)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.writes = 0
+
+    def write(self, data: bytes) -> None:
+        self.writes += 1
+        self.inner.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_messages_sent_in_one_turn_leave_in_one_write(
+    server: ArenaServer, start_match: Any
+) -> None:
+    pair = await start_match()
+    turn = await pair.x.expect(YourTurn)
+    o_conn = server._bots[pair.names[1]]
+    spy = _CountingTransport(o_conn.websocket.transport)
+    o_conn.websocket.transport = spy
+    try:
+        await pair.x.move(turn, 3)
+        assert (await pair.o.expect(Moved)).move == 3
+        assert (await pair.o.expect(YourTurn)).ply == 1
+        assert spy.writes == 1  # the moved and the your_turn together
+    finally:
+        o_conn.websocket.transport = spy.inner
