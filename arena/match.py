@@ -469,10 +469,12 @@ class MatchRunner:
         """
         if not self._idle or not self._inbox.empty() or self.pace_s > 0:
             return False
-        if not self.state.is_legal(move):
+        if type(move) is not int:
             return False
-        assert isinstance(move, int)
-        after = self.state.play(move)
+        try:
+            after = self.state.play(move)  # play() checks legality: once, not twice
+        except IllegalMoveError:
+            return False  # the runner task adjudicates it (a loss)
         if after.outcome() is not None:
             return False
         think_ms = max(0.0, (at - self._turn_started) * 1000.0)
