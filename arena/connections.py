@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import struct
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -85,6 +86,20 @@ class _LastJson:
 
 
 _last_json = _LastJson()
+
+
+def text_frame_header(size: int) -> bytes:
+    """The header of an unmasked, final text frame of ``size`` payload bytes (RFC 6455 5.2)."""
+    if size < 126:
+        return _SHORT_HEADERS[size]
+    if size < 1 << 16:
+        return _MEDIUM_HEADER.pack(0x81, 126, size)
+    return _LONG_HEADER.pack(0x81, 127, size)
+
+
+_SHORT_HEADERS = [bytes((0x81, size)) for size in range(126)]
+_MEDIUM_HEADER = struct.Struct("!BBH")
+_LONG_HEADER = struct.Struct("!BBQ")
 
 WRITE_HIGH_WATER = 64 * 1024
 """Bytes the transport may hold unsent before further messages wait in our own queue."""
@@ -198,8 +213,14 @@ class ClientConnection:
             # queue_size) and try again shortly, instead of growing the transport's buffer.
             self._flush_handle = self._loop.call_later(_BACKED_UP_RETRY_S, self._flush)
             return
+        # websockets' own send_data() writes frame by frame, a system call each; and
+        # building frames through its Protocol costs more than the frame itself.
+        # Server frames are unmasked and no extension is ever negotiated (compression
+        # is off), so a text frame is a 2- or 4-byte header and the payload. Anything
+        # websockets queued itself (a pong) goes first.
+        chunks = protocol.data_to_send()
         for data in self._pending:
-            protocol.send_text(data)
+            chunks.append(text_frame_header(len(data)))
+            chunks.append(data)
         self._pending.clear()
-        # websockets' own send_data() writes frame by frame, a system call each.
-        transport.write(b"".join(protocol.data_to_send()))
+        transport.write(b"".join(chunks))

@@ -8,6 +8,16 @@ complete message straight to a callback from ``data_received`` instead:
 the message is parsed and, for a move, applied before the event loop
 does anything else.
 
+It also reads the common frame itself: a complete, masked, unfragmented
+text or binary frame on an open connection is unmasked and delivered
+without going through websockets' generator-based parser. Every other
+frame (control frames, fragments, anything malformed or too large) is
+handed to websockets whole, so its parser always starts at a frame
+boundary and handles them exactly as it would have; the HTTP upgrade
+request is handed over whole in the same way. Once anything looks wrong
+(a frame over the size limit, an unmasked or reserved-bit frame, an
+over-long request), websockets gets the rest of the byte stream for good.
+
 ``InOrder`` is that callback's other half. Most messages are handled on the
 spot; a message whose handling must wait (a ``hello`` that checks a token in
 the database, a ``seek`` that looks up a rating) becomes a coroutine, and
@@ -28,7 +38,12 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
-from websockets.protocol import Event
+from websockets.protocol import Event, State
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # websockets built without its C extension
+    from websockets.utils import apply_mask
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +54,12 @@ MAX_WAITING = 32
 """Messages that may wait behind a slow one before the socket stops being read."""
 
 _DATA_OPCODES = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
+
+MAX_REQUEST_BYTES = 64 * 1024
+"""An upgrade request longer than this goes to websockets unread (it refuses it)."""
+
+_END_OF_REQUEST = b"\r\n\r\n"
+_FIN_TEXT, _FIN_BINARY = 0x81, 0x82
 
 
 class MessageSocket(ServerConnection):
@@ -55,6 +76,74 @@ class MessageSocket(ServerConnection):
         self._early: list[Data] = []
         self._fragments: list[bytes] = []
         self._text = False
+        self._unread = bytearray()
+        """Bytes not handed on yet: the upgrade request so far, or a frame's first part."""
+        self._request_read = False
+        self._websockets_reads = False
+        """True once websockets' own parser gets every byte (after anything unusual)."""
+
+    def data_received(self, data: bytes) -> None:
+        """Deliver complete data frames directly; give websockets everything else, whole."""
+        if self._websockets_reads:
+            super().data_received(data)
+            return
+        unread = self._unread
+        unread += data
+        if not self._request_read:
+            end = unread.find(_END_OF_REQUEST)
+            if end < 0:
+                if len(unread) > MAX_REQUEST_BYTES:
+                    self._hand_over_the_rest(0)
+                return
+            end += len(_END_OF_REQUEST)
+            request = bytes(unread[:end])
+            del unread[:end]
+            self._request_read = True
+            super().data_received(request)
+        self._read_frames()
+
+    def _read_frames(self) -> None:
+        unread, start, size = self._unread, 0, len(self._unread)
+        while size - start >= 2:
+            first, second = unread[start], unread[start + 1]
+            length, head = second & 0x7F, start + 2
+            if length == 126:
+                if size < head + 2:
+                    break
+                length, head = int.from_bytes(unread[head : head + 2], "big"), head + 2
+            elif length == 127:
+                if size < head + 8:
+                    break
+                length, head = int.from_bytes(unread[head : head + 8], "big"), head + 8
+            limit = self.protocol.max_message_size
+            if (
+                not second & 0x80  # unmasked: a protocol error
+                or first & 0x70  # reserved bits, but no extension is negotiated
+                or (limit is not None and length > limit)
+            ):
+                self._hand_over_the_rest(start)
+                return
+            end = head + 4 + length  # the 4 bytes after the header are the mask
+            if end > size:
+                break
+            if (
+                first in (_FIN_TEXT, _FIN_BINARY)
+                and not self._fragments
+                and self.protocol.state is State.OPEN
+            ):
+                data = apply_mask(unread[head + 4 : end], unread[head : head + 4])
+                self._message(data, first == _FIN_TEXT)
+            else:
+                super().data_received(bytes(unread[start:end]))
+            start = end
+        del unread[:start]
+
+    def _hand_over_the_rest(self, start: int) -> None:
+        self._websockets_reads = True
+        rest = bytes(self._unread[start:])
+        self._unread.clear()
+        if rest:
+            super().data_received(rest)
 
     def deliver_to(self, on_message: Callable[[Data], None]) -> None:
         """Send every message, starting with those already received, to ``on_message``."""
@@ -79,8 +168,11 @@ class MessageSocket(ServerConnection):
             return  # websockets' parser already bounds the whole message by max_size
         data = b"".join(self._fragments)
         self._fragments = []
+        self._message(data, self._text)
+
+    def _message(self, data: bytes, text: bool) -> None:
         message: Data = data
-        if self._text:
+        if text:
             # Invalid UTF-8 stays bytes, which the message parser rejects as bad JSON.
             with contextlib.suppress(UnicodeDecodeError):
                 message = data.decode()

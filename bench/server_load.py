@@ -156,6 +156,8 @@ class LoadReport:
     mismatched_matches: int
     server_cpu: float | None
     client_cpu: float | None
+    commits: dict[str, Any] | None = None
+    """The server store's group-commit counts and durations (``CommitStats``)."""
 
     @property
     def moves_per_s(self) -> float:
@@ -466,6 +468,18 @@ async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
         with contextlib.suppress(EOFError, OSError):
             await asyncio.to_thread(control.recv)
         await server.shutdown("benchmark over")
+        stats = server.store.commit_stats
+        with contextlib.suppress(OSError):
+            control.send(
+                {
+                    "commits": stats.commits,
+                    "moves": stats.moves,
+                    "finishes": stats.finishes,
+                    "failures": stats.failures,
+                    "largest": stats.largest,
+                    "seconds": list(stats.recent_s),
+                }
+            )
 
 
 # Orchestration --------------------------------------------------------------------------
@@ -573,11 +587,16 @@ def run_load(spec: LoadSpec) -> LoadReport:
         finally:
             with contextlib.suppress(OSError):
                 control.send("stop")
+            commits: dict[str, Any] | None = None
+            with contextlib.suppress(OSError, EOFError):
+                if control.poll(60):
+                    commits = control.recv()
             server.join(60)
             if server.is_alive():
                 server.kill()
                 server.join()
             control.close()
+        report.commits = commits
         report.db_kind = db_url.split(":", 1)[0]
         report.db_moves, report.db_matches, report.mismatched_matches = asyncio.run(
             _verify(db_url, prefix, report.stats.match_moves)
@@ -738,6 +757,19 @@ def _fmt_pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}% of a core"
 
 
+def _fmt_commits(commits: dict[str, Any] | None) -> str:
+    if not commits or not commits["commits"]:
+        return "n/a"
+    ms = [1000 * s for s in commits["seconds"]]
+    return (
+        f"{commits['commits']} ({commits['moves'] / commits['commits']:.0f} moves, "
+        f"{commits['finishes'] / commits['commits']:.1f} match ends each; largest "
+        f"{commits['largest']} moves), took p50 {_quantile(ms, 0.5):.1f} ms, "
+        f"p99 {_quantile(ms, 0.99):.1f} ms, max {max(ms):.1f} ms"
+        + (f", {commits['failures']} failed" if commits["failures"] else "")
+    )
+
+
 def format_report(report: LoadReport) -> str:
     """The detailed table of one run."""
     spec, stats = report.spec, report.stats
@@ -764,6 +796,7 @@ def format_report(report: LoadReport) -> str:
         ),
         ("client loop lag p99", f"{_quantile(stats.lag_ms, 0.99):.2f} ms"),
         ("server CPU", _fmt_pct(report.server_cpu)),
+        ("group commits", _fmt_commits(report.commits)),
         ("client CPU", _fmt_pct(report.client_cpu)),
         (
             "persisted",

@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +65,29 @@ class Batch:
         return [row for rows in self.moves.values() for row in rows]
 
 
+@dataclass(slots=True)
+class CommitStats:
+    """What the group commits have cost so far: for benchmarks and diagnosis."""
+
+    commits: int = 0
+    moves: int = 0
+    finishes: int = 0
+    failures: int = 0
+    largest: int = 0
+    """The most moves one commit wrote."""
+    recent_s: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
+    """How long the latest commits took, in seconds, oldest first."""
+
+    def record(self, batch: Batch, seconds: float) -> None:
+        """Count one successful commit of ``batch``."""
+        moves = sum(len(rows) for rows in batch.moves.values())
+        self.commits += 1
+        self.moves += moves
+        self.finishes += len(batch.finishes)
+        self.largest = max(self.largest, moves)
+        self.recent_s.append(seconds)
+
+
 Writer = Callable[[Batch], Awaitable[None]]
 """Writes a batch. It settles every ``Finish`` future itself; raising means nothing was
 written, and the new matches and moves are kept for the next attempt."""
@@ -88,6 +113,7 @@ class MoveBuffer:
         self._count = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self.stats = CommitStats()
 
     def __len__(self) -> int:
         """Pending moves (the figure the batch size and back-pressure are about)."""
@@ -138,14 +164,17 @@ class MoveBuffer:
             if not self._pending:
                 return
             batch, self._pending, self._count = self._pending, Batch(), 0
+            started = time.perf_counter()
             try:
                 await self._write(batch)
             except BaseException as exc:
+                self.stats.failures += 1
                 self.restore(batch)
                 for finish in batch.finishes:
                     if not finish.done.done():
                         finish.done.set_exception(exc)
                 raise
+            self.stats.record(batch, time.perf_counter() - started)
 
     def start(self) -> None:
         """Start the background flusher on the running loop."""

@@ -51,7 +51,7 @@ from arena.store import queries
 from arena.store.dialect import insert_ignoring_duplicates, table_of
 from arena.store.engine import BEGIN_OPTION, DEFAULT_URL, is_sqlite, make_engine, migrate
 from arena.store.models import Bot, Match, Move, Rating
-from arena.store.movebuffer import Batch, Finish, MoveBuffer
+from arena.store.movebuffer import Batch, CommitStats, Finish, MoveBuffer
 from arena.store.rating_updates import RatedResult, rate_matches, rebuild
 from arena.store.records import (
     BotRecord,
@@ -356,6 +356,11 @@ class Store:
     async def flush(self) -> None:
         """Write every queued move now."""
         await self._buffer.flush()
+
+    @property
+    def commit_stats(self) -> CommitStats:
+        """Counts and recent durations of this store's group commits (live, not a copy)."""
+        return self._buffer.stats
 
     async def _write_batch(self, batch: Batch) -> None:
         """The group commit: new matches, moves and match ends in one transaction.

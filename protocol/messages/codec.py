@@ -53,6 +53,10 @@ def _check_depth(text: str) -> None:
             )
 
 
+# One decoder for every frame: ``json.loads`` with hooks would build a new one per call.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+
+
 def decode_frame(frame: object, max_bytes: int) -> object:
     """Decode one frame (str or UTF-8 bytes) of at most ``max_bytes`` bytes into a JSON value."""
     if isinstance(frame, bytes | bytearray | memoryview):
@@ -66,10 +70,13 @@ def decode_frame(frame: object, max_bytes: int) -> object:
     elif isinstance(frame, str):
         if len(frame) > max_bytes:  # every character is at least one byte
             raise ProtocolError(ErrorCode.TOO_LARGE, f"message exceeds {max_bytes} bytes")
-        try:
-            size = len(frame.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise ProtocolError(ErrorCode.BAD_JSON, "message is not valid UTF-8") from None
+        if frame.isascii():  # the usual case, and one byte per character
+            size = len(frame)
+        else:
+            try:
+                size = len(frame.encode("utf-8"))
+            except UnicodeEncodeError:
+                raise ProtocolError(ErrorCode.BAD_JSON, "message is not valid UTF-8") from None
         if size > max_bytes:
             raise ProtocolError(ErrorCode.TOO_LARGE, f"message exceeds {max_bytes} bytes")
         text = frame
@@ -77,7 +84,7 @@ def decode_frame(frame: object, max_bytes: int) -> object:
         raise ProtocolError(ErrorCode.BAD_JSON, f"expected text, got {type(frame).__name__}")
     _check_depth(text)
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+        return _DECODER.decode(text)
     except RecursionError:  # unreachable after _check_depth; kept as a guarantee
         raise ProtocolError(ErrorCode.BAD_JSON, "JSON nests too deeply") from None
     except ValueError as exc:  # JSONDecodeError, and integers over the digit limit

@@ -15,7 +15,7 @@ import math
 import re
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
 from protocol.errors import ProtocolError
@@ -457,8 +457,19 @@ class Message(Wire):
         return {"type": self.type, **Wire.to_dict(self)}
 
     def to_json(self) -> str:
-        """Compact JSON text, ready to send as one websocket text frame."""
-        return to_json(self.to_dict())
+        """Compact JSON text, ready to send as one websocket text frame.
+
+        Written by a function compiled for the class (``jsontext``), equal to
+        ``to_json(self.to_dict())``.
+        """
+        return _writers()[type(self)](self)
+
+
+@functools.cache
+def _writers() -> Mapping[type, Callable[[Any], str]]:
+    from protocol.messages.jsontext import WRITERS  # jsontext builds on this module
+
+    return WRITERS
 
 
 def to_json(data: object) -> str:
@@ -469,19 +480,47 @@ def to_json(data: object) -> str:
 W = typing.TypeVar("W", bound=Wire)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Parser:
+    """What ``parse_object`` needs of a class, worked out once."""
+
+    allowed: frozenset[str]
+    fields: tuple[tuple[str, Callable[[object, str], Any], bool], ...]
+    """(name, the spec's bound ``parse``, required) per field."""
+    message_type: str | None
+    rules: tuple[Rule, ...]
+
+
+_PARSERS: dict[type, _Parser] = {}
+
+
+def _parser(cls: type[Wire]) -> _Parser:
+    cached = _PARSERS.get(cls)
+    if cached is not None:
+        return cached
+    table = field_table(cls)
+    message_type = cls.type if issubclass(cls, Message) else None
+    allowed = {f.name for f in table} | ({"type"} if message_type is not None else set())
+    _PARSERS[cls] = _Parser(
+        frozenset(allowed),
+        tuple((f.name, f.spec.parse, f.required) for f in table),
+        message_type,
+        cls.rules,
+    )
+    return _PARSERS[cls]
+
+
 def parse_object(cls: type[W], data: object, path: str) -> W:
     """Build ``cls`` from a decoded JSON object, validating everything; raises ``ProtocolError``."""
     if type(data) is not dict:
         raise _bad_type(path, "object", data)
-    table = field_table(cls)
-    names = {f.name for f in table}
-    is_message = issubclass(cls, Message)
+    plan = _parser(cls)
     prefix = f"{path}." if path else ""
     for key in data:
-        if key not in names and not (is_message and key == "type"):
+        if key not in plan.allowed:
             raise _fail(ErrorCode.UNKNOWN_FIELD, prefix + show(key, 60), "unknown field")
-    if is_message:
-        expected = typing.cast(type[Message], cls).type
+    expected = plan.message_type
+    if expected is not None:
         if "type" not in data:
             raise _fail(ErrorCode.MISSING_FIELD, prefix + "type", "required field is missing")
         if type(data["type"]) is not str:
@@ -489,13 +528,13 @@ def parse_object(cls: type[W], data: object, path: str) -> W:
         if data["type"] != expected:
             raise _fail(ErrorCode.BAD_VALUE, prefix + "type", f"expected {expected!r}")
     kwargs: dict[str, Any] = {}
-    for f in table:
-        if f.name in data:
-            kwargs[f.name] = f.spec.parse(data[f.name], prefix + f.name)
-        elif f.required:
-            raise _fail(ErrorCode.MISSING_FIELD, prefix + f.name, "required field is missing")
+    for name, parse, required in plan.fields:
+        if name in data:
+            kwargs[name] = parse(data[name], prefix + name)
+        elif required:
+            raise _fail(ErrorCode.MISSING_FIELD, prefix + name, "required field is missing")
     obj = cls(**kwargs)
-    for rule in cls.rules:
+    for rule in plan.rules:
         try:
             rule.check(obj)
         except ProtocolError as exc:

@@ -6,9 +6,11 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from arena.connections import WRITE_HIGH_WATER, ClientConnection
+from arena.connections import WRITE_HIGH_WATER, ClientConnection, text_frame_header
 from arena.server import ArenaServer
 from protocol.messages import Error, Moved, YourTurn
 
@@ -81,3 +83,10 @@ async def test_messages_sent_in_one_turn_leave_in_one_write(
         assert spy.writes == 1  # the moved and the your_turn together
     finally:
         o_conn.websocket.transport = spy.inner
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65_535, 65_536, 70_000])
+def test_a_text_frame_header_is_what_websockets_would_write(size: int) -> None:
+    payload = b"x" * size
+    expected = Frame(Opcode.TEXT, payload).serialize(mask=False, extensions=[])
+    assert text_frame_header(size) + payload == expected

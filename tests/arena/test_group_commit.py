@@ -31,6 +31,10 @@ async def test_opened_matches_moves_and_ends_share_one_transaction(store: Store)
     )
     assert ends[0] == [RatingChange("alpha", 1500.0, 1516.0), RatingChange("beta", 1500.0, 1484.0)]
     assert ends[1][0].bot == "beta" and ends[1][0].before == 1484.0
+    stats = store.commit_stats
+    assert (stats.moves, stats.finishes, stats.failures) == (10, 2, 0)
+    assert 1 <= stats.commits == len(stats.recent_s) and 5 <= stats.largest <= 10
+    assert all(0 < seconds < 10 for seconds in stats.recent_s)
     for match_id in (first, second):
         match = await store.get_match(match_id)
         assert match is not None and match.status == "finished" and len(match.moves) == 5

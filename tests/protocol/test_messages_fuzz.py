@@ -19,7 +19,9 @@ from protocol.messages import (
     parse_client_message,
     parse_server_message,
 )
-from protocol.messages.spec import field_table
+from protocol.messages.jsontext import WRITERS
+from protocol.messages.spec import field_table, to_json
+from protocol.messages.values import RatingChange
 
 PARSER_CODES = {
     ErrorCode.BAD_JSON,
@@ -68,6 +70,23 @@ def test_round_trip(cls: type[Message], data: st.DataObject) -> None:
     assert parser_for(cls)(text) == message
     assert parser_for(cls)(text.encode()) == message
     assert json.loads(text)["type"] == cls.type
+
+
+@pytest.mark.parametrize("cls", MESSAGE_CLASSES, ids=lambda c: c.type + "-" + c.__name__)
+@settings(WIRE_SETTINGS, max_examples=40)
+@given(data=st.data())
+def test_compiled_writer_matches_json_dumps(cls: type[Message], data: st.DataObject) -> None:
+    # to_json is generated per class (protocol.messages.jsontext); it must write
+    # exactly what the generic dict-and-json.dumps path writes.
+    message = data.draw(wire_values(cls))
+    assert message.to_json() == to_json(message.to_dict())
+
+
+def test_compiled_writer_refuses_what_json_dumps_refuses() -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        WRITERS[RatingChange](RatingChange("b", 1500.0, float("nan")))
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        to_json(RatingChange("b", 1500.0, float("inf")).to_dict())
 
 
 @settings(WIRE_SETTINGS, max_examples=200)
