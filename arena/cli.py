@@ -84,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="pause between a move and the next turn, on nobody's clock (for spectators)",
     )
     serve.add_argument("--k-factor", type=float, default=32.0, help="Elo K factor")
+    serve.add_argument(
+        "--db-writer",
+        choices=("process", "inline"),
+        default="process",
+        help="SQLite: write moves and results from a separate process (default) or the server's",
+    )
     serve.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
     serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 
@@ -208,6 +214,7 @@ async def _serve(args: argparse.Namespace) -> int:
         grace_s=args.grace_s,
         k_factor=args.k_factor,
         pace_ms=args.pace_ms,
+        db_writer_process=args.db_writer == "process",
     )
     try:
         app = ArenaApp(config, mqtt_url=args.mqtt)

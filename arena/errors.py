@@ -31,6 +31,9 @@ class BotExistsError(StoreError):
         super().__init__(f"a bot named {name!r} already exists")
         self.name = name
 
+    def __reduce__(self) -> tuple[type[BotExistsError], tuple[str]]:
+        return type(self), (self.name,)
+
 
 class NoSuchBotError(StoreError):
     """No active bot is registered under this name."""
@@ -38,6 +41,9 @@ class NoSuchBotError(StoreError):
     def __init__(self, name: str) -> None:
         super().__init__(f"no active bot named {name!r}")
         self.name = name
+
+    def __reduce__(self) -> tuple[type[NoSuchBotError], tuple[str]]:
+        return type(self), (self.name,)
 
 
 class NoSuchMatchError(StoreError):
@@ -47,6 +53,9 @@ class NoSuchMatchError(StoreError):
         super().__init__(f"no match with id {match_id!r}")
         self.match_id = match_id
 
+    def __reduce__(self) -> tuple[type[NoSuchMatchError], tuple[str]]:
+        return type(self), (self.match_id,)
+
 
 class MatchAlreadyFinishedError(StoreError):
     """The match is no longer live, so it cannot be finished (again)."""
@@ -55,3 +64,7 @@ class MatchAlreadyFinishedError(StoreError):
         super().__init__(f"match {match_id!r} is already {status}")
         self.match_id = match_id
         self.status = status
+
+    def __reduce__(self) -> tuple[type[MatchAlreadyFinishedError], tuple[str, str]]:
+        # Rebuilt from its fields: the SQLite writer process sends it across a pipe.
+        return type(self), (self.match_id, self.status)

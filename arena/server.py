@@ -130,6 +130,8 @@ class ArenaConfig:
     """How long seeks gather before a pairing pass, so close ratings can find each other."""
     seed: int | None = None
     """Seeds colour assignment, for reproducible tests."""
+    db_writer_process: bool = False
+    """SQLite: write the group commits from a separate process (``arena serve`` does)."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -205,7 +207,11 @@ class ArenaServer:
     async def start(self) -> None:
         """Open the store (unless injected), abort matches a crash left live, start listening."""
         if self._store is None:
-            self._store = await Store.open(self.config.db_url, k_factor=self.config.k_factor)
+            self._store = await Store.open(
+                self.config.db_url,
+                k_factor=self.config.k_factor,
+                writer_process=self.config.db_writer_process,
+            )
         aborted = await self._store.abort_unfinished()
         if aborted:
             log.warning("aborted %d matches left live by a previous run", aborted)

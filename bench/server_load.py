@@ -572,6 +572,7 @@ def run_load(spec: LoadSpec) -> LoadReport:
             rate_burst=max(RATE_LIMIT_BURST, int(2 * spec.rate_per_s)),
             # A handful of matches per bot per second: keep outgoing queues roomy.
             bot_queue_size=4096,
+            db_writer_process=True,  # as `arena serve` does
         )
         control, server_end = ctx.Pipe()
         server = ctx.Process(

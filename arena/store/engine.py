@@ -18,8 +18,8 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import event, text
-from sqlalchemy.engine import Connection
+from sqlalchemy import create_engine, event, make_url, text
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 DEFAULT_URL = "sqlite+aiosqlite:///arena.db"
@@ -47,6 +47,22 @@ def make_engine(url: str) -> AsyncEngine:
             raise ValueError("the store needs a SQLite file, not an in-memory database")
         event.listen(engine.sync_engine, "connect", _sqlite_on_connect)
         event.listen(engine.sync_engine, "begin", _sqlite_on_begin)
+    return engine
+
+
+def make_sync_engine(url: str) -> Engine:
+    """A synchronous engine on the same SQLite file as the async ``url``, tuned the same way.
+
+    For the SQLite writer process: ``sqlite+aiosqlite:///f.db`` becomes the
+    standard library driver on ``f.db``, with WAL, the busy timeout and
+    ``BEGIN IMMEDIATE`` as for the async engine.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        raise ValueError(f"a synchronous writer needs a SQLite file, not {url!r}")
+    engine = create_engine(parsed.set(drivername="sqlite+pysqlite"))
+    event.listen(engine, "connect", _sqlite_on_connect)
+    event.listen(engine, "begin", _sqlite_on_begin)
     return engine
 
 

@@ -28,6 +28,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.store.batch_sql import PlainBatch
+
 log = logging.getLogger(__name__)
 
 MoveRow = dict[str, Any]
@@ -60,9 +62,13 @@ class Batch:
     def __bool__(self) -> bool:
         return bool(self.matches or self.moves or self.finishes)
 
-    def move_rows(self) -> list[MoveRow]:
-        """Every move of the batch, match by match."""
-        return [row for rows in self.moves.values() for row in rows]
+    def plain(self) -> PlainBatch:
+        """The rows to write, without the futures: what ``BatchSql`` (or a process) takes."""
+        return PlainBatch(
+            list(self.matches.values()),
+            list(self.moves.items()),
+            [(finish.match_id, finish.values) for finish in self.finishes],
+        )
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from arena.ratings import DEFAULT_RATING, elo_update
 from arena.store.dialect import insert_ignoring_duplicates, table_of
@@ -57,8 +58,8 @@ class RatedResult:
     """When the match ended: the time of its history rows."""
 
 
-async def rate_matches(
-    session: AsyncSession, results: Sequence[RatedResult], k: float
+def rate_matches(
+    session: Session, results: Sequence[RatedResult], k: float
 ) -> list[list[RatingChange]]:
     """Apply just-finished matches, in order, to their players' ratings and history.
 
@@ -73,7 +74,7 @@ async def rate_matches(
     keys = sorted({(bot_id, r.game) for r in results for bot_id in r.ids})
     # Create missing rows without racing another node doing the same, then
     # lock them all in (bot id, game) order so two batches sharing a bot cannot deadlock.
-    await session.execute(
+    session.execute(
         insert_ignoring_duplicates(Rating, dialect),
         [
             {
@@ -89,7 +90,7 @@ async def rate_matches(
         ],
     )
     ratings_table = table_of(Rating)
-    rows = await session.execute(
+    rows = session.execute(
         select(ratings_table, Bot.name)
         .join(Bot, Bot.id == ratings_table.c.bot_id)
         .where(
@@ -136,7 +137,7 @@ async def rate_matches(
             ]
         )
     c = ratings_table.c
-    await session.execute(
+    session.execute(
         update(ratings_table)
         .where(c.bot_id == bindparam("b_bot_id"), c.game == bindparam("b_game"))
         .values(
@@ -159,7 +160,7 @@ async def rate_matches(
             for r, _ in (found[key] for key in keys)
         ],
     )
-    await session.execute(insert(table_of(RatingHistory)), history)
+    session.execute(insert(table_of(RatingHistory)), history)
     return changes
 
 

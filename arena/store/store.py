@@ -16,6 +16,11 @@ and starts matches come from in-memory caches (``rating_hint``): the
 database stays authoritative, and every finish reads the current ratings
 inside its own transaction.
 
+The batch SQL itself lives in ``batch_sql`` (synchronous, run here through
+``AsyncSession.run_sync``); with ``writer_process=True`` a SQLite store sends
+its batches to a separate process that runs the same code instead
+(``writer_process``), which keeps commits short on a saturated event loop.
+
 Removing a bot only disables its account: it can no longer log in, is
 hidden from ``list_bots`` and leaderboards, and keeps its name, matches and
 rating history.
@@ -35,24 +40,22 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self, cast
 
-from sqlalchemy import CursorResult, bindparam, insert, select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from arena.errors import (
     BotExistsError,
-    MatchAlreadyFinishedError,
     NoSuchBotError,
-    NoSuchMatchError,
     StoreError,
 )
 from arena.ratings import DEFAULT_K
 from arena.store import queries
-from arena.store.dialect import insert_ignoring_duplicates, table_of
+from arena.store.batch_sql import BatchSql
 from arena.store.engine import BEGIN_OPTION, DEFAULT_URL, is_sqlite, make_engine, migrate
-from arena.store.models import Bot, Match, Move, Rating
+from arena.store.models import Bot, Match, Rating
 from arena.store.movebuffer import Batch, CommitStats, Finish, MoveBuffer
-from arena.store.rating_updates import RatedResult, rate_matches, rebuild
+from arena.store.rating_updates import rebuild
 from arena.store.records import (
     BotRecord,
     LeaderboardRow,
@@ -62,12 +65,12 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
+from arena.store.writer_process import WriterProcess
 
 ABORTED = "aborted"
 """The termination that makes a match ``aborted`` rather than ``finished``."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
-_END_COLUMNS = ("status", "winner", "result", "termination", "fault", "reason", "ended_at", "rated")
 _MAX_NAME = 64
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,7 @@ class Store:
         flush_interval: float = 0.05,
         flush_batch: int = 512,
         finish_delay: float = 0.02,
+        writer: WriterProcess | None = None,
     ) -> None:
         self.engine = engine
         self.k_factor = k_factor
@@ -110,20 +114,13 @@ class Store:
         self._write_gate: AbstractAsyncContextManager[Any] = (
             asyncio.Lock() if sqlite else contextlib.nullcontext()
         )
-        self._insert_moves = insert_ignoring_duplicates(Move, engine.dialect.name)
-        self._postgres = engine.dialect.name == "postgresql"
+        self._sql = BatchSql(engine.dialect.name, k_factor)
+        self._writer = writer
         self._buffer = MoveBuffer(
             self._write_batch,
             interval=flush_interval,
             batch_size=flush_batch,
             finish_delay=finish_delay,
-        )
-        self._matches_table = table_of(Match)
-        columns = self._matches_table.c
-        self._claim = (
-            update(self._matches_table)
-            .where(columns.id == bindparam("b_id"), columns.status == "live")
-            .values({name: bindparam(f"b_{name}") for name in _END_COLUMNS})
         )
         # Caches for the server's hot path, never for a decision the database must make.
         self._bot_ids: dict[str, int] = {}
@@ -140,16 +137,30 @@ class Store:
         k_factor: float = DEFAULT_K,
         flush_interval: float = 0.05,
         flush_batch: int = 512,
+        writer_process: bool = False,
     ) -> Store:
-        """Connect to ``url``, migrate the schema to the newest revision and start the flusher."""
+        """Connect to ``url``, migrate the schema to the newest revision and start the flusher.
+
+        ``writer_process`` (SQLite only; ignored for other databases) writes
+        the group commits from a separate process (``writer_process``):
+        what a busy server wants, at the price of a second or so at start.
+        """
         engine = make_engine(url)
+        writer = None
         try:
             await migrate(engine)
+            if writer_process and is_sqlite(engine):
+                writer = WriterProcess(url, k_factor)
+                await writer.start()
         except BaseException:
             await engine.dispose()
             raise
         store = cls(
-            engine, k_factor=k_factor, flush_interval=flush_interval, flush_batch=flush_batch
+            engine,
+            k_factor=k_factor,
+            flush_interval=flush_interval,
+            flush_batch=flush_batch,
+            writer=writer,
         )
         store._buffer.start()
         return store
@@ -162,7 +173,11 @@ class Store:
         try:
             await self._buffer.stop()
         finally:
-            await self.engine.dispose()
+            try:
+                if self._writer is not None:
+                    await self._writer.stop()
+            finally:
+                await self.engine.dispose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -363,56 +378,22 @@ class Store:
         return self._buffer.stats
 
     async def _write_batch(self, batch: Batch) -> None:
-        """The group commit: new matches, moves and match ends in one transaction.
-
-        When a row breaks a constraint (moves of an unknown match), the batch
-        is written again piece by piece, so one bad caller cannot hold every
-        other match hostage.
-        """
-        try:
+        """The group commit: new matches, moves and match ends in one transaction."""
+        plain = batch.plain()
+        if self._writer is not None:
+            outcomes = await self._writer.write(plain)
+        else:
             async with self._write() as session:
-                outcomes = await self._write_all(session, batch)
-        except IntegrityError:
-            outcomes = await self._write_piecewise(batch)
-        for finish, outcome in zip(batch.finishes, outcomes, strict=True):
-            self._settle(finish, outcome)
+                outcomes = await session.run_sync(self._sql.write, plain)
+        for finish, (game, outcome) in zip(batch.finishes, outcomes, strict=True):
+            self._settle(finish, game, outcome)
 
-    async def _write_all(
-        self, session: AsyncSession, batch: Batch
-    ) -> list[list[RatingChange] | Exception]:
-        if batch.matches:
-            await session.execute(insert(self._matches_table), list(batch.matches.values()))
-        rows = batch.move_rows()
-        if rows:
-            await session.execute(self._insert_moves, rows)
-        return await self._end_matches(session, batch.finishes)
-
-    async def _write_piecewise(self, batch: Batch) -> list[list[RatingChange] | Exception]:
-        for match_id, row in batch.matches.items():
-            try:
-                async with self._write() as session:
-                    await session.execute(insert(self._matches_table), [row])
-            except IntegrityError:
-                log.error("dropped new match %r: %s", match_id, row)
-        for match_id, match_rows in batch.moves.items():
-            try:
-                async with self._write() as session:
-                    await session.execute(self._insert_moves, match_rows)
-            except IntegrityError:
-                log.error("dropped %d moves of unknown match %r", len(match_rows), match_id)
-        outcomes: list[list[RatingChange] | Exception] = []
-        for finish in batch.finishes:
-            try:
-                async with self._write() as session:
-                    outcomes += await self._end_matches(session, [finish])
-            except Exception as error:
-                outcomes.append(error)
-        return outcomes
-
-    def _settle(self, finish: Finish, outcome: list[RatingChange] | Exception) -> None:
+    def _settle(
+        self, finish: Finish, game: str | None, outcome: list[RatingChange] | Exception
+    ) -> None:
         if isinstance(outcome, list):
             for change in outcome:
-                self._ratings[change.bot, finish.values["game"]] = change.after
+                self._ratings[change.bot, game or ""] = change.after
         if finish.done.done():  # the caller gave up waiting; the end is recorded anyway
             return
         if isinstance(outcome, Exception):
@@ -466,64 +447,6 @@ class Store:
         # Shielded: a caller cancelled while waiting must not cancel the future the
         # flusher settles (the end is written either way).
         return await asyncio.shield(done)
-
-    async def _end_matches(
-        self, session: AsyncSession, finishes: list[Finish]
-    ) -> list[list[RatingChange] | Exception]:
-        """Claim and rate a batch of match ends in ``session``; one outcome per finish.
-
-        Exactly once: the claim is ``UPDATE ... WHERE status = 'live'``, and the
-        rows are read first under the write lock (SQLite's ``BEGIN IMMEDIATE``,
-        PostgreSQL's ``FOR UPDATE``, which waits for and then sees another node's
-        finish), so a refused end is known before anything is written.
-        """
-        if not finishes:
-            return []
-        m = self._matches_table.c
-        query = (
-            select(m.id, m.status, m.game, m.player0_id, m.player1_id, m.rated)
-            .where(m.id.in_({f.match_id for f in finishes}))
-            .order_by(m.id)
-        )
-        if self._postgres:
-            query = query.with_for_update()
-        found = {row.id: row for row in await session.execute(query)}
-        status = {match_id: row.status for match_id, row in found.items()}
-        outcomes: list[list[RatingChange] | Exception] = []
-        claims: list[dict[str, Any]] = []
-        rated: list[tuple[int, RatedResult]] = []
-        for finish in finishes:
-            row = found.get(finish.match_id)
-            if row is None:
-                outcomes.append(NoSuchMatchError(finish.match_id))
-                continue
-            if status[finish.match_id] != "live":
-                outcomes.append(MatchAlreadyFinishedError(finish.match_id, status[row.id]))
-                continue
-            values = finish.values
-            values["rated"] = values["rated"] and row.rated
-            values["game"] = row.game
-            status[row.id] = values["status"]
-            claims.append({"b_id": row.id, **{f"b_{k}": values[k] for k in _END_COLUMNS}})
-            if values["status"] == "finished" and values["rated"]:
-                ids = (row.player0_id, row.player1_id)
-                rated.append(
-                    (
-                        len(outcomes),
-                        RatedResult(row.id, row.game, ids, values["winner"], values["ended_at"]),
-                    )
-                )
-            outcomes.append([])
-        if claims:
-            result = cast(CursorResult[Any], await session.execute(self._claim, claims))
-            # Drivers that count executemany rows let us double-check the claim.
-            if result.rowcount >= 0 and result.rowcount != len(claims):
-                raise StoreError(f"claimed {result.rowcount} of {len(claims)} live matches")
-        if rated:
-            changes = await rate_matches(session, [r for _, r in rated], self.k_factor)
-            for (index, _), match_changes in zip(rated, changes, strict=True):
-                outcomes[index] = match_changes
-        return outcomes
 
     async def abort_unfinished(self) -> int:
         """Mark every live match aborted (infrastructure fault, unrated); returns how many.

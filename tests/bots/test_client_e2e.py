@@ -39,6 +39,7 @@ async def server(tmp_path: Path) -> AsyncIterator[ArenaServer]:
     config = ArenaConfig(
         host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}",
         move_ms=3000, grace_s=10.0, ping_interval_s=1.0, close_timeout_s=2.0, seed=11,
+        db_writer_process=True,  # as `arena serve` writes
     )
     async with ArenaServer(config) as running:
         yield running

@@ -1,0 +1,154 @@
+"""The group commit's SQL: one batch of new matches, moves and match ends, in a sync session.
+
+Written once against SQLAlchemy's synchronous ``Session`` so it runs in two
+places: inside the async store through ``AsyncSession.run_sync`` (PostgreSQL,
+and SQLite when configured inline), and in the SQLite writer process
+(``writer_process``), which holds its own synchronous engine.
+
+A batch is plain data (``PlainBatch``: rows as dicts) so it can cross a
+process boundary. When a row breaks a constraint (moves of an unknown
+match), the batch is written again piece by piece, each piece in its own
+savepoint, so one bad caller cannot hold every other match hostage.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from arena.errors import MatchAlreadyFinishedError, NoSuchMatchError, StoreError
+from arena.store.dialect import insert_ignoring_duplicates, table_of
+from arena.store.models import Match, Move
+from arena.store.rating_updates import RatedResult, rate_matches
+from arena.store.records import RatingChange
+
+END_COLUMNS = ("status", "winner", "result", "termination", "fault", "reason", "ended_at", "rated")
+"""The ``matches`` columns a match end sets."""
+
+log = logging.getLogger(__name__)
+
+Outcome = tuple[str | None, list[RatingChange] | Exception]
+"""Per match end: its game (None when refused) and its rating changes, or why it was refused."""
+
+
+@dataclass(slots=True)
+class PlainBatch:
+    """A batch as plain, picklable data, in the order it is written."""
+
+    matches: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    """(match id, its pending move rows in order) per match."""
+    finishes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """(match id, the ``matches`` columns its end sets) per match end."""
+
+
+class BatchSql:
+    """Writes ``PlainBatch``es for one dialect and K-factor."""
+
+    def __init__(self, dialect_name: str, k_factor: float) -> None:
+        self.k_factor = k_factor
+        self._postgres = dialect_name == "postgresql"
+        self._matches = table_of(Match)
+        self._insert_moves = insert_ignoring_duplicates(Move, dialect_name)
+        columns = self._matches.c
+        self._claim = (
+            update(self._matches)
+            .where(columns.id == bindparam("b_id"), columns.status == "live")
+            .values({name: bindparam(f"b_{name}") for name in END_COLUMNS})
+        )
+
+    def write(self, session: Session, batch: PlainBatch) -> list[Outcome]:
+        """Write ``batch`` in ``session``'s transaction; one outcome per match end."""
+        try:
+            with session.begin_nested():
+                return self._write_all(session, batch)
+        except IntegrityError:
+            return self._write_piecewise(session, batch)
+
+    def _write_all(self, session: Session, batch: PlainBatch) -> list[Outcome]:
+        if batch.matches:
+            session.execute(insert(self._matches), batch.matches)
+        rows = [row for _, match_rows in batch.moves for row in match_rows]
+        if rows:
+            session.execute(self._insert_moves, rows)
+        return self._end_matches(session, batch.finishes)
+
+    def _write_piecewise(self, session: Session, batch: PlainBatch) -> list[Outcome]:
+        for row in batch.matches:
+            try:
+                with session.begin_nested():
+                    session.execute(insert(self._matches), [row])
+            except IntegrityError:
+                log.error("dropped new match %r: %s", row["id"], row)
+        for match_id, match_rows in batch.moves:
+            try:
+                with session.begin_nested():
+                    session.execute(self._insert_moves, match_rows)
+            except IntegrityError:
+                log.error("dropped %d moves of unknown match %r", len(match_rows), match_id)
+        outcomes: list[Outcome] = []
+        for finish in batch.finishes:
+            try:
+                with session.begin_nested():
+                    outcomes += self._end_matches(session, [finish])
+            except Exception as error:
+                outcomes.append((None, error))
+        return outcomes
+
+    def _end_matches(
+        self, session: Session, finishes: list[tuple[str, dict[str, Any]]]
+    ) -> list[Outcome]:
+        """Claim and rate a batch of match ends; one outcome per finish.
+
+        Exactly once: the claim is ``UPDATE ... WHERE status = 'live'``, and the
+        rows are read first under the write lock (SQLite's ``BEGIN IMMEDIATE``,
+        PostgreSQL's ``FOR UPDATE``, which waits for and then sees another node's
+        finish), so a refused end is known before anything is written.
+        """
+        if not finishes:
+            return []
+        m = self._matches.c
+        query = (
+            select(m.id, m.status, m.game, m.player0_id, m.player1_id, m.rated)
+            .where(m.id.in_({match_id for match_id, _ in finishes}))
+            .order_by(m.id)
+        )
+        if self._postgres:
+            query = query.with_for_update()
+        found = {row.id: row for row in session.execute(query)}
+        status = {match_id: row.status for match_id, row in found.items()}
+        outcomes: list[Outcome] = []
+        claims: list[dict[str, Any]] = []
+        rated: list[tuple[int, RatedResult]] = []
+        for match_id, asked in finishes:
+            row = found.get(match_id)
+            if row is None:
+                outcomes.append((None, NoSuchMatchError(match_id)))
+                continue
+            if status[match_id] != "live":
+                outcomes.append((None, MatchAlreadyFinishedError(match_id, status[match_id])))
+                continue
+            # Only the store knows whether the match itself was rated.
+            values = {**asked, "rated": asked["rated"] and row.rated}
+            status[match_id] = values["status"]
+            claims.append({"b_id": match_id, **{f"b_{k}": values[k] for k in END_COLUMNS}})
+            if values["status"] == "finished" and values["rated"]:
+                ids = (row.player0_id, row.player1_id)
+                ended = RatedResult(match_id, row.game, ids, values["winner"], values["ended_at"])
+                rated.append((len(outcomes), ended))
+            outcomes.append((row.game, []))
+        if claims:
+            result = cast(CursorResult[Any], session.execute(self._claim, claims))
+            # Drivers that count executemany rows let us double-check the claim.
+            if result.rowcount >= 0 and result.rowcount != len(claims):
+                raise StoreError(f"claimed {result.rowcount} of {len(claims)} live matches")
+        if rated:
+            changes = rate_matches(session, [r for _, r in rated], self.k_factor)
+            for (index, r), match_changes in zip(rated, changes, strict=True):
+                outcomes[index] = (r.game, match_changes)
+        return outcomes
