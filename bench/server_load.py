@@ -24,6 +24,7 @@ the figure is the server's (and, when its loop is busy, the client's) delay.
     python bench/server_load.py --matches 50,200,500 --seconds 20
     python bench/server_load.py --matches 500 --client-procs 2 --game tictactoe
     python bench/server_load.py --matches 500 --think-ms 80   # a fixed offered load
+    python bench/server_load.py --db-writer inline,process   # SQLite writers side by side
     python bench/server_load.py --db postgresql+asyncpg://user:pw@127.0.0.1/arena
     python bench/server_load.py --profile /tmp/server.pstats   # cProfile the server
 
@@ -120,6 +121,8 @@ class LoadSpec:
     profile: str | None = None
     """Write a cProfile of the server process here (slows the server down)."""
     quiet: bool = False
+    db_writer: str = "process"
+    """SQLite group commits from a writer ``process`` (as ``arena serve``) or ``inline``."""
 
 
 @dataclass(slots=True)
@@ -572,7 +575,7 @@ def run_load(spec: LoadSpec) -> LoadReport:
             rate_burst=max(RATE_LIMIT_BURST, int(2 * spec.rate_per_s)),
             # A handful of matches per bot per second: keep outgoing queues roomy.
             bot_queue_size=4096,
-            db_writer_process=True,  # as `arena serve` does
+            db_writer_process=spec.db_writer == "process",
         )
         control, server_end = ctx.Pipe()
         server = ctx.Process(
@@ -771,6 +774,11 @@ def _fmt_commits(commits: dict[str, Any] | None) -> str:
     )
 
 
+def _commit_p99(commits: dict[str, Any] | None) -> str:
+    seconds = commits["seconds"] if commits else []
+    return f"{1000 * _quantile(seconds, 0.99):.0f} ms" if seconds else "n/a"
+
+
 def format_report(report: LoadReport) -> str:
     """The detailed table of one run."""
     spec, stats = report.spec, report.stats
@@ -781,7 +789,7 @@ def format_report(report: LoadReport) -> str:
     rows = [
         ("matches requested", f"{spec.matches} ({2 * spec.matches} bots, {spec.game})"),
         ("client processes", str(max(1, spec.client_procs))),
-        ("database", report.db_kind),
+        ("database", f"{report.db_kind} ({spec.db_writer} writer)"),
         ("window", f"{report.window_s:g} s after {spec.warmup:g} s warm-up"),
         (
             "concurrent matches",
@@ -817,18 +825,23 @@ def format_report(report: LoadReport) -> str:
 
 def format_summary(reports: Sequence[LoadReport]) -> str:
     """One row per run, with the issue's targets."""
-    header = ("matches", "live", "done", "moves/s", "p50 ms", "p99 ms", "max ms", "srv CPU", "DB")
+    header = (
+        "matches", "writer", "live", "done", "moves/s", "p50 ms", "p99 ms", "max ms",
+        "commit p99", "srv CPU", "DB",
+    )
     rows = [header]
     for r in reports:
         rows.append(
             (
                 str(r.spec.matches),
+                r.spec.db_writer,
                 f"{statistics.fmean(r.live_samples or [0.0]):.0f}",
                 str(r.stats.window_matches_ended),
                 f"{r.moves_per_s:.0f}",
                 f"{r.latency(0.5):.2f}",
                 f"{r.latency(0.99):.2f}",
                 f"{max(r.stats.latencies_ms, default=float('nan')):.2f}",
+                _commit_p99(r.commits),
                 "n/a" if r.server_cpu is None else f"{100 * r.server_cpu:.0f}%",
                 "OK" if r.persisted else "MISMATCH",
             )
@@ -865,7 +878,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rate-per-s", type=float, default=DEFAULT_RATE_PER_S)
     parser.add_argument("--progress", type=float, default=2.0, help="seconds between lines")
     parser.add_argument("--profile", default=None, help="write a cProfile of the server here")
+    parser.add_argument(
+        "--db-writer",
+        default="process",
+        help="SQLite commits from a writer 'process' (arena serve's default) or 'inline'; "
+        "a comma list runs each, side by side",
+    )
     args = parser.parse_args(argv)
+    writers = str(args.db_writer).split(",")
+    if not set(writers) <= {"process", "inline"}:
+        parser.error("--db-writer takes process, inline or both")
     base = LoadSpec(
         seconds=args.seconds,
         warmup=args.warmup,
@@ -881,9 +903,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         profile=args.profile,
     )
     reports = []
-    for n in (int(part) for part in str(args.matches).split(",")):
-        spec = replace(base, matches=n)
-        print(f"== {n} matches, {spec.game}, {spec.client_procs} client process(es)", flush=True)
+    counts = [int(part) for part in str(args.matches).split(",")]
+    for n, writer in ((n, w) for n in counts for w in writers):
+        spec = replace(base, matches=n, db_writer=writer)
+        print(
+            f"== {n} matches, {spec.game}, {spec.client_procs} client process(es), "
+            f"{writer} DB writer",
+            flush=True,
+        )
         report = run_load(spec)
         print(format_report(report), flush=True)
         reports.append(report)
