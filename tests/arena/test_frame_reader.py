@@ -105,6 +105,15 @@ async def open_raw(server: ArenaServer) -> RawClient:
     return RawClient(reader, writer)
 
 
+async def welcomed(server: ArenaServer, tokens: dict[str, str]) -> RawClient:
+    """A raw client past the upgrade and the hello, its welcome read."""
+    client = await open_raw(server)
+    client.writer.write(upgrade_request(server.port) + text(hello(tokens)))
+    await client.response()
+    assert (await client.message())["type"] == "welcome"
+    return client
+
+
 def hello(tokens: dict[str, str]) -> dict[str, Any]:
     return {
         "type": "hello",
@@ -180,10 +189,7 @@ async def test_a_fragmented_message_between_whole_ones(
 async def test_a_frame_over_the_size_limit_closes_with_1009(
     server: ArenaServer, tokens: dict[str, str]
 ) -> None:
-    client = await open_raw(server)
-    client.writer.write(upgrade_request(server.port) + text(hello(tokens)))
-    await client.response()
-    assert (await client.message())["type"] == "welcome"
+    client = await welcomed(server, tokens)
     # Only the header: the server must refuse on the announced length alone.
     client.writer.write(client_frame(Opcode.TEXT, b"x" * 100_000)[:14])
     assert await client.close_code() == 1009
@@ -192,10 +198,7 @@ async def test_a_frame_over_the_size_limit_closes_with_1009(
 async def test_an_unmasked_frame_closes_with_1002(
     server: ArenaServer, tokens: dict[str, str]
 ) -> None:
-    client = await open_raw(server)
-    client.writer.write(upgrade_request(server.port) + text(hello(tokens)))
-    await client.response()
-    assert (await client.message())["type"] == "welcome"
+    client = await welcomed(server, tokens)
     client.writer.write(client_frame(Opcode.TEXT, b'{"type": "games"}', masked=False))
     assert await client.close_code() == 1002
 
@@ -203,10 +206,7 @@ async def test_an_unmasked_frame_closes_with_1002(
 async def test_a_frame_with_reserved_bits_closes_with_1002(
     server: ArenaServer, tokens: dict[str, str]
 ) -> None:
-    client = await open_raw(server)
-    client.writer.write(upgrade_request(server.port) + text(hello(tokens)))
-    await client.response()
-    assert (await client.message())["type"] == "welcome"
+    client = await welcomed(server, tokens)
     frame = bytearray(text({"type": "games"}))
     frame[0] |= 0x40  # RSV1: compressed, but no compression was negotiated
     client.writer.write(bytes(frame))
