@@ -62,6 +62,25 @@ _END_OF_REQUEST = b"\r\n\r\n"
 _FIN_TEXT, _FIN_BINARY = 0x81, 0x82
 
 
+def payload_extent(data: bytearray, start: int, size: int) -> tuple[int, int] | None:
+    """The payload length of the frame at ``start``, and where its length field ends.
+
+    None while ``data[:size]`` does not hold the whole length field yet. What
+    follows it is the mask (4 bytes, when the mask bit of ``data[start + 1]``
+    is set), then the payload (RFC 6455 5.2).
+    """
+    length, head = data[start + 1] & 0x7F, start + 2
+    if length == 126:
+        if size < head + 2:
+            return None
+        return int.from_bytes(data[head : head + 2], "big"), head + 2
+    if length == 127:
+        if size < head + 8:
+            return None
+        return int.from_bytes(data[head : head + 8], "big"), head + 8
+    return length, head
+
+
 class MessageSocket(ServerConnection):
     """A websockets server connection that passes each message to a callback as it arrives.
 
@@ -106,15 +125,10 @@ class MessageSocket(ServerConnection):
         unread, start, size = self._unread, 0, len(self._unread)
         while size - start >= 2:
             first, second = unread[start], unread[start + 1]
-            length, head = second & 0x7F, start + 2
-            if length == 126:
-                if size < head + 2:
-                    break
-                length, head = int.from_bytes(unread[head : head + 2], "big"), head + 2
-            elif length == 127:
-                if size < head + 8:
-                    break
-                length, head = int.from_bytes(unread[head : head + 8], "big"), head + 8
+            extent = payload_extent(unread, start, size)
+            if extent is None:
+                break
+            length, head = extent
             limit = self.protocol.max_message_size
             if (
                 not second & 0x80  # unmasked: a protocol error

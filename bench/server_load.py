@@ -3,9 +3,11 @@
 The arena server runs in its own process (``ArenaServer`` on a free loopback
 port, a fresh SQLite file in a temporary directory unless ``--db`` names one);
 2N bots run in one or more separate client processes, each an asyncio loop
-holding many websocket connections. Both run on the event loop ``arena
-serve`` uses (``arena.runtime``: uvloop unless ``ARENA_EVENT_LOOP=asyncio``),
-and the server freezes its start-up heap as ``arena serve`` does. Bots first
+holding many websocket connections (``LeanSocket``: a minimal RFC 6455
+client, so the bots take as little as possible of the two cores they share
+with the server). Both run on the event loop ``arena serve`` uses
+(``arena.runtime``: uvloop unless ``ARENA_EVENT_LOOP=asyncio``), and the
+server manages its heap as ``arena serve`` does (``settle_heap``). Bots first
 seek at seeded random times over the first half of the warm-up; each
 answers every ``your_turn`` at once (or after ``--think-ms``) with a seeded
 random legal move (or the first one), and seeks again after ``match_end``
@@ -19,6 +21,9 @@ from the client sending ``move`` to the same connection receiving the
 ``moved`` broadcast for that ply (parse, validate, apply, queue for the group
 commit, serialize, send). Loopback round trips are tens of microseconds, so
 the figure is the server's (and, when its loop is busy, the client's) delay.
+Beside it: how late the server's own event loop runs (a 10 ms ticker) and
+its garbage-collector passes in the window, the two things that stall every
+move at once.
 
     python bench/server_load.py                    # 500 matches, 20 s window
     python bench/server_load.py --matches 50,200,500 --seconds 20
@@ -36,8 +41,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import cProfile
+import gc
 import json
 import logging
 import multiprocessing
@@ -45,23 +52,29 @@ import os
 import random
 import secrets
 import statistics
+import struct
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnContext, SpawnProcess
 from multiprocessing.synchronize import Event as MpEvent
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import func, select
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.utils import accept_key
+
+try:
+    from websockets.speedups import apply_mask
+except ImportError:  # websockets built without its C extension
+    from websockets.utils import apply_mask
 
 from arena import runtime
+from arena.inbound import payload_extent
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from arena.store.engine import make_engine
@@ -160,7 +173,24 @@ class LoadReport:
     server_cpu: float | None
     client_cpu: float | None
     commits: dict[str, Any] | None = None
-    """The server store's group-commit counts and durations (``CommitStats``)."""
+    """The server store's group-commit counts and durations (``CommitStats``), and the
+    server loop's lateness and GC passes (``_ServerWatch``)."""
+    window: tuple[float, float] = (0.0, 0.0)
+    """The measured window, in ``perf_counter`` time (shared by all processes)."""
+
+    def server_lag_ms(self) -> list[float]:
+        """The server loop's lateness samples inside the window."""
+        lo, hi = self.window
+        return [ms for at, ms in (self.commits or {}).get("lag", []) if lo <= at < hi]
+
+    def gc_passes(self, generation: int) -> list[float]:
+        """Durations (ms) of the server's GC passes of ``generation`` inside the window."""
+        lo, hi = self.window
+        return [
+            ms
+            for at, gen, ms in (self.commits or {}).get("gc", [])
+            if gen == generation and lo <= at < hi
+        ]
 
     @property
     def moves_per_s(self) -> float:
@@ -209,7 +239,6 @@ class _Clients:
         self.window_start = float("inf")
         self.window_end = float("inf")
         self.in_match = 0
-        self.pending_sends: set[asyncio.Task[None]] = set()
         self._progress = progress
         self._slot = slot * _PROGRESS_SLOTS
         self._connect_gate = asyncio.Semaphore(_CONNECT_CONCURRENCY)
@@ -222,17 +251,15 @@ class _Clients:
         p[s + 2] = self.in_match
         p[s + 3] = sum(self.stats.errors.values())
 
-    async def connect(self, name: str, token: str) -> ClientConnection:
+    async def connect(self, name: str, token: str) -> LeanSocket:
         """Open one bot's connection and say hello (a few handshakes at a time)."""
         async with self._connect_gate:
-            ws = await connect(
-                self.spec.url,
-                compression=None,
-                # The server pings every connection; client pings would only add traffic.
-                ping_interval=None,
-                max_size=2**20,
-                open_timeout=30,
+            loop = asyncio.get_running_loop()
+            host, port = _host_port(self.spec.url)
+            _, sock = await asyncio.wait_for(
+                loop.create_connection(lambda: LeanSocket(host, port), host, port), 30
             )
+            await asyncio.wait_for(sock.opened, 30)
             hello = {
                 "type": "hello",
                 "role": "bot",
@@ -241,20 +268,158 @@ class _Clients:
                 "token": token,
                 "max_matches": 1,
             }
-            await ws.send(json.dumps(hello))
-            welcome = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            sock.send(json.dumps(hello))
+            welcome = json.loads(await asyncio.wait_for(sock.next_message(), 30))
             if welcome.get("type") != "welcome":
                 raise RuntimeError(f"{name}: expected welcome, got {welcome}")
-            return ws
+            return sock
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    netloc = url.split("://", 1)[1].split("/", 1)[0]
+    host, _, port = netloc.rpartition(":")
+    return host, int(port)
+
+
+class LeanSocket(asyncio.Protocol):
+    """A minimal websocket client (RFC 6455) for the load bots.
+
+    The bots share two cores with the server they measure, so their own cost
+    per message is the benchmark's noise floor. A general client library pays
+    for a reader task, an assembler and a lock per message; this one is a plain
+    ``asyncio.Protocol``: an HTTP upgrade with its ``Sec-WebSocket-Accept``
+    checked, masked frames out, unmasked frames in, pongs for pings and the
+    closing handshake. The server never fragments or compresses (it negotiates
+    no extension), so a data frame is a whole message; anything else it sends
+    is a protocol error and fails the run.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.on_message: Callable[[bytes], None] = self._keep
+        self._host = f"{host}:{port}"
+        self._key = base64.b64encode(secrets.token_bytes(16)).decode()
+        self._masks = random.Random(secrets.randbits(64))
+        self._buffer = bytearray()
+        self._handshaken = False
+        self._closing = False
+        loop = asyncio.get_running_loop()
+        self.opened: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self._kept: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Send the upgrade request."""
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.write(
+            (
+                f"GET / HTTP/1.1\r\nHost: {self._host}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {self._key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+
+    def data_received(self, data: bytes) -> None:
+        """Check the upgrade response, then hand each message to ``on_message``."""
+        buffer = self._buffer
+        buffer += data
+        if not self._handshaken and not self._read_response():
+            return
+        start, size = 0, len(buffer)
+        while size - start >= 2:
+            first = buffer[start]
+            if buffer[start + 1] & 0x80:
+                raise ConnectionError("the server sent a masked frame")
+            extent = payload_extent(buffer, start, size)
+            if extent is None:
+                break
+            length, head = extent
+            end = head + length
+            if end > size:
+                break
+            payload = bytes(buffer[head:end])
+            start = end
+            if first in (0x81, 0x82):
+                self.on_message(payload)
+            elif first == 0x89:  # ping
+                self._send_frame(0x8A, payload)
+            elif first == 0x88:  # close: echo its code, then the server closes TCP
+                if not self._closing:
+                    self._closing = True
+                    self._send_frame(0x88, payload[:2])
+            elif first != 0x8A:  # an unsolicited pong is fine; nothing else is expected
+                raise ConnectionError(f"unexpected frame byte {first:#x}")
+        del buffer[:start]
+
+    def _read_response(self) -> bool:
+        end = self._buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return False
+        head = bytes(self._buffer[:end]).decode("latin-1")
+        del self._buffer[: end + 4]
+        accept = f"sec-websocket-accept: {accept_key(self._key)}".lower()
+        if not head.startswith("HTTP/1.1 101") or accept not in head.lower():
+            error = ConnectionError(f"upgrade refused: {head.splitlines()[0]}")
+            self.opened.set_exception(error)
+            assert self.transport is not None
+            self.transport.close()
+            return False
+        self._handshaken = True
+        self.opened.set_result(None)
+        return True
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Resolve the futures anyone may be waiting on."""
+        if not self.opened.done():
+            self.opened.set_exception(exc or ConnectionError("closed during the upgrade"))
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def send(self, text: str) -> None:
+        """Send one text message (dropped once the connection is closing)."""
+        if not self._closing:
+            self._send_frame(0x81, text.encode())
+
+    async def next_message(self) -> bytes:
+        """The next message received before ``on_message`` was replaced (the welcome)."""
+        return await self._kept.get()
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """The closing handshake (1000), then the socket."""
+        if not self._closing and not self.closed.done():
+            self._closing = True
+            self._send_frame(0x88, (1000).to_bytes(2, "big"))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.closed), timeout)
+        if self.transport is not None:
+            self.transport.close()
+
+    def _keep(self, payload: bytes) -> None:
+        self._kept.put_nowait(payload)
+
+    def _send_frame(self, first: int, payload: bytes) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        size = len(payload)
+        if size < 126:
+            header = bytes((first, 0x80 | size))
+        elif size < 1 << 16:
+            header = struct.pack("!BBH", first, 0xFE, size)
+        else:
+            header = struct.pack("!BBQ", first, 0xFF, size)
+        mask = self._masks.randbytes(4)
+        transport.write(header + mask + apply_mask(payload, mask))
 
 
 class _Bot:
     """One instant-move bot: seek, answer every turn at once, seek again."""
 
-    def __init__(self, clients: _Clients, name: str, ws: ClientConnection, seed: int) -> None:
+    def __init__(self, clients: _Clients, name: str, sock: LeanSocket, seed: int) -> None:
         self.clients = clients
         self.name = name
-        self.ws = ws
+        self.sock = sock
         self.rng = random.Random(seed)
         self.match_id: str | None = None
         self.seat = -1
@@ -262,6 +427,10 @@ class _Bot:
         self.moved_seen = 0
         self.pending_ply = -1
         self.sent_at = 0.0
+        self._move_prefix = ""
+        self._first = clients.spec.policy == "first"
+        self._think_s = clients.spec.think_ms / 1000.0
+        self._loop = asyncio.get_running_loop()
         self._seek = json.dumps(
             {
                 "type": "seek",
@@ -269,80 +438,60 @@ class _Bot:
                 "time_control": {"move_ms": MOVE_MS, "bank_ms": 0},
             }
         )
+        sock.on_message = self.on_message
 
-    async def seek(self) -> None:
-        """Ask the lobby for a match."""
-        self.seeking = True
-        await self.ws.send(self._seek)
-
-    def seek_soon(self) -> None:
-        """``seek`` from a timer callback (the bot's first arrival)."""
+    def seek(self) -> None:
+        """Ask the lobby for a match (unless the run is winding down)."""
         if not self.clients.stopping:
-            task = asyncio.get_running_loop().create_task(self._send_quietly(self._seek))
             self.seeking = True
-            self.clients.pending_sends.add(task)
-            task.add_done_callback(self.clients.pending_sends.discard)
+            self.sock.send(self._seek)
 
-    async def cancel_seek(self) -> None:
+    def cancel_seek(self) -> None:
         """Withdraw a pending seek (the benchmark is winding down)."""
         if self.seeking:
             self.seeking = False
-            with contextlib.suppress(ConnectionClosed):
-                await self.ws.send('{"type":"cancel_seek"}')
+            self.sock.send('{"type":"cancel_seek"}')
 
-    async def run(self) -> None:
-        """Read and answer until the connection closes."""
+    def on_message(self, frame: bytes) -> None:
+        """React to one server message, on the spot."""
         clients, stats = self.clients, self.clients.stats
-        first = clients.spec.policy == "first"
-        think_s = clients.spec.think_ms / 1000.0
-        with contextlib.suppress(ConnectionClosed):
-            async for frame in self.ws:
-                msg = json.loads(frame)
-                kind = msg["type"]
-                if kind == "moved":
-                    self.moved_seen += 1
-                    if msg["player"] == self.seat and msg["ply"] == self.pending_ply:
-                        now = time.perf_counter()
-                        stats.moves += 1
-                        if clients.window_start <= self.sent_at < clients.window_end:
-                            stats.window_moves += 1
-                            stats.latencies_ms.append((now - self.sent_at) * 1000.0)
-                        self.pending_ply = -1
-                elif kind == "your_turn":
-                    legal = msg["legal_moves"]
-                    move = legal[0] if first else legal[self.rng.randrange(len(legal))]
-                    ply = self.pending_ply = msg["ply"]
-                    reply = json.dumps(
-                        {"type": "move", "match_id": msg["match_id"], "ply": ply, "move": move}
-                    )
-                    if think_s > 0:
-                        # Answer later without holding up this connection's reader.
-                        asyncio.get_running_loop().call_later(think_s, self._send_move, reply)
-                    else:
-                        self.sent_at = time.perf_counter()
-                        await self.ws.send(reply)
-                elif kind == "match_start":
-                    self.match_id, self.seat, self.seeking = msg["match_id"], msg["you"], False
-                    self.moved_seen = len(msg["moves"])
-                    clients.in_match += 1
-                elif kind == "match_end":
-                    await self._ended(msg)
-                elif kind == "error":
-                    stats.errors[msg.get("code", "?")] += 1
-                    if sum(stats.errors.values()) <= 5:
-                        print(f"  {self.name}: error {msg}", file=sys.stderr)
+        msg = json.loads(frame)
+        kind = msg["type"]
+        if kind == "moved":
+            self.moved_seen += 1
+            if msg["player"] == self.seat and msg["ply"] == self.pending_ply:
+                now = time.perf_counter()
+                stats.moves += 1
+                if clients.window_start <= self.sent_at < clients.window_end:
+                    stats.window_moves += 1
+                    stats.latencies_ms.append((now - self.sent_at) * 1000.0)
+                self.pending_ply = -1
+        elif kind == "your_turn":
+            legal = msg["legal_moves"]
+            move = legal[0] if self._first else legal[self.rng.randrange(len(legal))]
+            ply = self.pending_ply = msg["ply"]
+            reply = f'{self._move_prefix}{ply},"move":{move}}}'
+            if self._think_s > 0:
+                self._loop.call_later(self._think_s, self._send_move, reply)
+            else:
+                self._send_move(reply)
+        elif kind == "match_start":
+            self.match_id, self.seat, self.seeking = msg["match_id"], msg["you"], False
+            self._move_prefix = f'{{"type":"move","match_id":{json.dumps(self.match_id)},"ply":'
+            self.moved_seen = len(msg["moves"])
+            clients.in_match += 1
+        elif kind == "match_end":
+            self._ended(msg)
+        elif kind == "error":
+            stats.errors[msg.get("code", "?")] += 1
+            if sum(stats.errors.values()) <= 5:
+                print(f"  {self.name}: error {msg}", file=sys.stderr)
 
     def _send_move(self, reply: str) -> None:
         self.sent_at = time.perf_counter()
-        task = asyncio.get_running_loop().create_task(self._send_quietly(reply))
-        self.clients.pending_sends.add(task)
-        task.add_done_callback(self.clients.pending_sends.discard)
+        self.sock.send(reply)
 
-    async def _send_quietly(self, reply: str) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            await self.ws.send(reply)
-
-    async def _ended(self, msg: dict[str, Any]) -> None:
+    def _ended(self, msg: dict[str, Any]) -> None:
         clients, stats = self.clients, self.clients.stats
         clients.in_match -= 1
         if self.seat == 0:
@@ -353,8 +502,7 @@ class _Bot:
             stats.match_moves[msg["match_id"]] = self.moved_seen
             stats.terminations[msg["termination"]] += 1
         self.match_id, self.seat, self.moved_seen = None, -1, 0
-        if not clients.stopping:
-            await self.seek()
+        self.seek()
 
 
 async def _run_clients(
@@ -374,7 +522,6 @@ async def _run_clients(
         _Bot(clients, name, ws, spec.seed * 1_000_003 + slot * 10_007 + i)
         for i, ((name, _), ws) in enumerate(zip(bots, sockets, strict=True))
     ]
-    readers = [asyncio.create_task(bot.run()) for bot in players]
     ready.set()
     # The parent opens the race once every process is connected; perf_counter is the
     # system-wide monotonic clock on Linux, so the processes agree on the window.
@@ -391,11 +538,11 @@ async def _run_clients(
         spread = spec.warmup / 2
         loop = asyncio.get_running_loop()
         for bot in players:
-            loop.call_later(arrivals.uniform(0.0, spread), bot.seek_soon)
+            loop.call_later(arrivals.uniform(0.0, spread), bot.seek)
         await asyncio.sleep(max(0.0, clients.window_end - time.perf_counter()))
         clients.stopping = True
         for bot in players:
-            await bot.cancel_seek()
+            bot.cancel_seek()
         # A seek the server paired before it read our cancel still yields a match_start
         # within a pairing window; wait that long, then until every match is over.
         quiet_at = time.perf_counter() + spec.pairing_window_s + 0.5
@@ -408,8 +555,7 @@ async def _run_clients(
             print(f"  client {slot}: {clients.in_match} bots still in a match", file=sys.stderr)
     finally:
         ticker.cancel()
-        await asyncio.gather(*(bot.ws.close() for bot in players), return_exceptions=True)
-        await asyncio.gather(*readers, return_exceptions=True)
+        await asyncio.gather(*(bot.sock.close() for bot in players), return_exceptions=True)
         clients.publish()
     return clients.stats
 
@@ -463,13 +609,55 @@ def _server_process(config: ArenaConfig, control: Connection, profile: str | Non
         control.close()
 
 
+class _ServerWatch:
+    """What stalls the server's event loop: its own lateness, and the GC passes.
+
+    A 10 ms ticker records how late it wakes (every callback that ran in the
+    meantime delays it), and ``gc.callbacks`` time every collection by
+    generation. Samples carry ``perf_counter`` times, so the parent keeps
+    those inside its window.
+    """
+
+    PERIOD_S = 0.01
+
+    def __init__(self) -> None:
+        self.lag: list[tuple[float, float]] = []
+        self.gc: list[tuple[float, int, float]] = []
+        self._gc_began = 0.0
+
+    def __enter__(self) -> _ServerWatch:
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_began = time.perf_counter()
+        else:
+            now = time.perf_counter()
+            self.gc.append((now, info["generation"], (now - self._gc_began) * 1000.0))
+
+    async def tick(self) -> None:
+        """Record the ticker's lateness until cancelled."""
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(self.PERIOD_S)
+            after = time.perf_counter()
+            self.lag.append((after, (after - before - self.PERIOD_S) * 1000.0))
+
+
 async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
     async with ArenaServer(config) as server:
         runtime.settle_heap()  # as `arena serve` does
         control.send(server.port)
-        # Until the parent says stop, or dies (EOF): the server never outlives the bench.
-        with contextlib.suppress(EOFError, OSError):
-            await asyncio.to_thread(control.recv)
+        with _ServerWatch() as watch:
+            ticker = asyncio.get_running_loop().create_task(watch.tick())
+            # Until the parent says stop, or dies (EOF): the server never outlives the bench.
+            with contextlib.suppress(EOFError, OSError):
+                await asyncio.to_thread(control.recv)
+            ticker.cancel()
         await server.shutdown("benchmark over")
         stats = server.store.commit_stats
         with contextlib.suppress(OSError):
@@ -481,6 +669,8 @@ async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
                     "failures": stats.failures,
                     "largest": stats.largest,
                     "seconds": list(stats.recent_s),
+                    "lag": watch.lag,
+                    "gc": watch.gc,
                 }
             )
 
@@ -673,6 +863,7 @@ def _drive(
         spec=spec,
         db_kind="",
         window_s=spec.seconds,
+        window=window,
         live_samples=live_samples,
         stats=_merge(results),
         db_moves=0,
@@ -774,6 +965,14 @@ def _fmt_commits(commits: dict[str, Any] | None) -> str:
     )
 
 
+def _fmt_spread(ms: Sequence[float]) -> str:
+    if not ms:
+        return "n/a"
+    return (
+        f"p50 {_quantile(ms, 0.5):.2f} ms, p99 {_quantile(ms, 0.99):.2f} ms, max {max(ms):.2f} ms"
+    )
+
+
 def _commit_p99(commits: dict[str, Any] | None) -> str:
     seconds = commits["seconds"] if commits else []
     return f"{1000 * _quantile(seconds, 0.99):.0f} ms" if seconds else "n/a"
@@ -805,6 +1004,14 @@ def format_report(report: LoadReport) -> str:
         ),
         ("client loop lag p99", f"{_quantile(stats.lag_ms, 0.99):.2f} ms"),
         ("server CPU", _fmt_pct(report.server_cpu)),
+        ("server loop lag", _fmt_spread(report.server_lag_ms())),
+        (
+            "server GC passes",
+            "; ".join(
+                f"gen{g} {len(p)}, max {max(p, default=0.0):.1f} ms"
+                for g, p in ((g, report.gc_passes(g)) for g in range(3))
+            ),
+        ),
         ("group commits", _fmt_commits(report.commits)),
         ("client CPU", _fmt_pct(report.client_cpu)),
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 
@@ -30,14 +31,70 @@ def test_an_unknown_loop_name_is_an_error(monkeypatch: pytest.MonkeyPatch) -> No
         runtime.loop_factory()
 
 
-def test_settle_heap_freezes_what_exists() -> None:
+def test_settle_heap_freezes_what_exists_and_turns_the_collector_off() -> None:
     # In a child process: freezing the test process's heap would outlive this test.
     code = (
-        "import gc; from arena.runtime import settle_heap; "
-        "before = gc.get_freeze_count(); settle_heap(); "
-        "print(before, gc.get_freeze_count() > 10_000)"
+        "import asyncio, gc; from arena.runtime import settle_heap\n"
+        "async def main():\n"
+        "    before = gc.get_freeze_count(); settle_heap()\n"
+        "    print(before, gc.get_freeze_count() > 10_000, gc.isenabled())\n"
+        "asyncio.run(main())\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     ).stdout.split()
-    assert out == ["0", "True"]
+    assert out == ["0", "True", "False"]
+
+
+_KEEPER_SCENARIO = """
+import asyncio, gc, json
+from arena.runtime import HeapKeeper
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+        self.payload = [[] for _ in range(8)]
+
+def cycles():
+    return sum(1 for o in gc.get_objects() if type(o) is Cycle)
+
+async def main():
+    keeper = HeapKeeper(interval=0.05)
+    keeper.install()
+    out = {"enabled": gc.isenabled(), "compactions": keeper.compactions}
+    garbage = keeper.baseline // 40  # ten objects each: a quarter of the heap
+    for _ in range(garbage):
+        Cycle()
+    await asyncio.sleep(0.2)
+    out["quarter"] = [keeper.compactions, cycles()]
+    for _ in range(garbage * 4):
+        Cycle()
+    await asyncio.sleep(0.2)
+    out["more_than_double"] = [keeper.compactions, cycles()]
+    keeper.uninstall()
+    out["enabled_after"] = gc.isenabled()
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+def test_the_heap_keeper_collects_cyclic_garbage_once_it_has_doubled_the_heap() -> None:
+    # In a child process: the keeper turns the collector off and freezes the heap.
+    out = subprocess.run(
+        [sys.executable, "-c", _KEEPER_SCENARIO],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    result = json.loads(out)
+    assert result["enabled"] is False
+    assert result["compactions"] == 1  # the one install does
+    # A quarter more objects, all cyclic garbage: left alone, nothing collects it.
+    compactions, left = result["quarter"]
+    assert compactions == 1 and left > 0
+    # Past double the heap: one compaction, and the garbage is gone.
+    compactions, left = result["more_than_double"]
+    assert compactions == 2 and left == 0
+    assert result["enabled_after"] is True
