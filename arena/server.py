@@ -660,6 +660,9 @@ class ArenaServer:
                 await self._start_match(pairing)
             except Exception:
                 log.exception("could not start a match for %s", pairing)
+            # A pass can start a hundred matches: let the moves that arrive meanwhile
+            # in between, instead of holding them all for one long turn of the loop.
+            await asyncio.sleep(0)
 
     # Queries shared by the websocket and HTTP -------------------------------------------
 
