@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
 import threading
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
@@ -42,12 +43,18 @@ log = logging.getLogger(__name__)
 START_TIMEOUT_S = 60.0
 """How long the process may take to start (it imports SQLAlchemy and opens the file)."""
 
+WRITER_NICENESS = 10
+"""The process's scheduling priority, below the server's: on a machine with few cores a
+commit may wait a little, the event loop (every move's latency) should not."""
+
 ANSWER_TIMEOUT_S = 60.0
 """How long one batch may take before the process counts as hung."""
 
 
 def _serve(url: str, k_factor: float, conn: Connection) -> None:
     """The process's main loop: write each batch received, answer with its outcomes."""
+    with contextlib.suppress(OSError):
+        os.nice(WRITER_NICENESS)
     engine = make_sync_engine(url)
     sql = BatchSql("sqlite", k_factor)
     sessions = sessionmaker(engine, expire_on_commit=False)
