@@ -183,6 +183,12 @@ class LoadReport:
         lo, hi = self.window
         return [ms for at, ms in (self.commits or {}).get("lag", []) if lo <= at < hi]
 
+    def server_rss(self) -> tuple[float, float] | None:
+        """The server's resident memory (MiB) when the window opened and when it closed."""
+        lo, hi = self.window
+        inside = [mib for at, mib in (self.commits or {}).get("rss", []) if lo <= at < hi]
+        return (inside[0], inside[-1]) if inside else None
+
     def gc_passes(self, generation: int) -> list[float]:
         """Durations (ms) of the server's GC passes of ``generation`` inside the window."""
         lo, hi = self.window
@@ -623,6 +629,8 @@ class _ServerWatch:
     def __init__(self) -> None:
         self.lag: list[tuple[float, float]] = []
         self.gc: list[tuple[float, int, float]] = []
+        self.rss: list[tuple[float, float]] = []
+        """Resident memory (MiB), once a second: the collector is mostly off (``settle_heap``)."""
         self._gc_began = 0.0
 
     def __enter__(self) -> _ServerWatch:
@@ -641,11 +649,16 @@ class _ServerWatch:
 
     async def tick(self) -> None:
         """Record the ticker's lateness until cancelled."""
+        page_mib = os.sysconf("SC_PAGE_SIZE") / 2**20
         while True:
             before = time.perf_counter()
             await asyncio.sleep(self.PERIOD_S)
             after = time.perf_counter()
             self.lag.append((after, (after - before - self.PERIOD_S) * 1000.0))
+            if len(self.lag) % 100 == 1:
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    pages = int(Path("/proc/self/statm").read_text().split()[1])
+                    self.rss.append((after, pages * page_mib))
 
 
 async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
@@ -671,6 +684,7 @@ async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
                     "seconds": list(stats.recent_s),
                     "lag": watch.lag,
                     "gc": watch.gc,
+                    "rss": watch.rss,
                 }
             )
 
@@ -965,6 +979,12 @@ def _fmt_commits(commits: dict[str, Any] | None) -> str:
     )
 
 
+def _fmt_rss(rss: tuple[float, float] | None) -> str:
+    if rss is None:
+        return "n/a"
+    return f"{rss[0]:.0f} MiB at the window's start, {rss[1]:.0f} at its end"
+
+
 def _fmt_spread(ms: Sequence[float]) -> str:
     if not ms:
         return "n/a"
@@ -1012,6 +1032,7 @@ def format_report(report: LoadReport) -> str:
                 for g, p in ((g, report.gc_passes(g)) for g in range(3))
             ),
         ),
+        ("server memory", _fmt_rss(report.server_rss())),
         ("group commits", _fmt_commits(report.commits)),
         ("client CPU", _fmt_pct(report.client_cpu)),
         (
