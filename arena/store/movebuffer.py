@@ -28,12 +28,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.store.batch_sql import PlainBatch
+from arena.store.batch_sql import MoveRow, PlainBatch
 
 log = logging.getLogger(__name__)
-
-MoveRow = dict[str, Any]
-"""One pending move as the column values of a ``moves`` row."""
 
 MatchRow = dict[str, Any]
 """One pending new match as the column values of a ``matches`` row."""
@@ -138,9 +135,9 @@ class MoveBuffer:
         """True while ``match_id``'s own row is still waiting to be written."""
         return match_id in self._pending.matches
 
-    def add(self, row: MoveRow) -> None:
-        """Queue one move; wakes the flusher once a full batch is pending."""
-        self._pending.moves.setdefault(row["match_id"], []).append(row)
+    def add(self, match_id: str, row: MoveRow) -> None:
+        """Queue one move of ``match_id``; wakes the flusher once a full batch is pending."""
+        self._pending.moves.setdefault(match_id, []).append(row)
         self._count += 1
         if self._count >= self.batch_size:
             self._wake.set()

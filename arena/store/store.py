@@ -34,6 +34,7 @@ import hashlib
 import hmac
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
@@ -356,17 +357,7 @@ class Store:
             raise StoreError("the store is closed")
         if player not in (0, 1) or ply < 0:
             raise ValueError(f"bad move record: ply {ply}, player {player}")
-        self._buffer.add(
-            {
-                "match_id": match_id,
-                "ply": ply,
-                "player": player,
-                "move": move,
-                "think_ms": think_ms,
-                "rtt_ms": rtt_ms,
-                "played_at": _now(),
-            }
-        )
+        self._buffer.add(match_id, (ply, player, move, think_ms, rtt_ms, time.time()))
 
     async def flush(self) -> None:
         """Write every queued move now."""
@@ -513,14 +504,8 @@ class Store:
         # Holding the buffer lock means no batch is half-way to the database.
         async with self._buffer.lock:
             pending = [
-                MoveRecord(
-                    ply=r["ply"],
-                    player=r["player"],
-                    move=r["move"],
-                    think_ms=r["think_ms"],
-                    rtt_ms=r["rtt_ms"],
-                )
-                for r in self._buffer.peek(match_id)
+                MoveRecord(ply=ply, player=player, move=move, think_ms=think_ms, rtt_ms=rtt_ms)
+                for ply, player, move, think_ms, rtt_ms, _ in self._buffer.peek(match_id)
             ]
             async with self._read() as session:
                 return await queries.get_match(session, match_id, pending)

@@ -9,6 +9,7 @@ import re
 import sys
 import textwrap
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,7 @@ async def test_create_match(store: Store) -> None:
 async def test_moves_wait_for_group_commit_then_flush(slow_store: Store) -> None:
     await add_bots(slow_store, "alpha", "beta")
     match_id = await slow_store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
+    played_from = datetime.now(UTC)
     await play(slow_store, match_id, 10)
     assert await stored_moves(slow_store) == 0
     # Readers still see the buffered moves.
@@ -171,6 +173,13 @@ async def test_moves_wait_for_group_commit_then_flush(slow_store: Store) -> None
     match = await slow_store.get_match(match_id)
     assert match is not None
     assert match.moves[3] == MoveRecord(ply=3, player=1, move=3, think_ms=13, rtt_ms=2)
+    # The buffer keeps a plain timestamp; the row gets it as the time the move was played.
+    async with slow_store.engine.connect() as connection:
+        played = (await connection.execute(select(Move.played_at))).scalars().all()
+    assert len(played) == 10
+    for at in played:
+        at = at if at.tzinfo else at.replace(tzinfo=UTC)  # SQLite keeps no zone
+        assert played_from - timedelta(seconds=1) <= at <= datetime.now(UTC)
 
 
 async def test_background_flusher_writes_within_the_interval(db_url: str) -> None:

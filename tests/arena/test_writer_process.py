@@ -6,6 +6,7 @@ import asyncio
 import os
 import pickle
 import signal
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,8 +110,7 @@ async def test_a_late_answer_is_not_taken_for_the_next_batch(tmp_path: Path) -> 
     writer = WriterProcess(url, 32.0)
     await writer.start()
     try:
-        row = {"match_id": match_id, "player": 0, "move": 3, "think_ms": 1, "rtt_ms": 1}
-        first = PlainBatch(moves=[(match_id, [{**row, "ply": 0, "played_at": _now()}])])
+        first = PlainBatch(moves=[(match_id, [(0, 0, 3, 1, 1, time.time())])])
         # A caller that gives up at once: its batch is still written, its answer arrives late.
         abandoned = asyncio.create_task(writer.write(first))
         await asyncio.sleep(0)
