@@ -22,7 +22,7 @@ from arena.errors import (
 )
 from arena.store import RatingChange, Store
 from arena.store.batch_sql import PlainBatch
-from arena.store.writer_process import WriterProcess
+from arena.store.writer_process import WRITER_NICENESS, WriterProcess
 
 GAME = "connect4"
 
@@ -76,6 +76,13 @@ async def test_matches_moves_ends_and_ratings_go_through_the_process(
         await store.finish_match(first, 1, "line", None, True)
     stats = store.commit_stats
     assert (stats.moves, stats.finishes, stats.failures) == (11, 3, 0)
+
+
+async def test_the_writer_runs_below_the_servers_priority(process_store: Store) -> None:
+    pid = writer_of(process_store).pid
+    assert pid is not None
+    server = os.getpriority(os.PRIO_PROCESS, 0)
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, server + WRITER_NICENESS)
 
 
 async def test_a_killed_writer_is_replaced_and_no_move_is_lost(process_store: Store) -> None:
