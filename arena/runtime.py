@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -87,7 +86,6 @@ class HeapKeeper:
         self.baseline = 0
         """Objects frozen by the last compaction."""
         self.compactions = 0
-        self.last_pause_s = 0.0
         self._timer: asyncio.TimerHandle | None = None
 
     def install(self) -> None:
@@ -110,13 +108,11 @@ class HeapKeeper:
 
     def compact(self) -> None:
         """One full collection over every object, then freeze the survivors."""
-        began = time.perf_counter()
         gc.unfreeze()
         gc.collect()
         gc.freeze()
         self.baseline = gc.get_freeze_count()
         self.compactions += 1
-        self.last_pause_s = time.perf_counter() - began
 
     def _check(self) -> None:
         if self.due():

@@ -108,7 +108,7 @@ async def open_raw(server: ArenaServer) -> RawClient:
 async def welcomed(server: ArenaServer, tokens: dict[str, str]) -> RawClient:
     """A raw client past the upgrade and the hello, its welcome read."""
     client = await open_raw(server)
-    client.writer.write(upgrade_request(server.port) + text(hello(tokens)))
+    client.writer.write(opening(server, tokens))
     await client.response()
     assert (await client.message())["type"] == "welcome"
     return client
@@ -124,13 +124,17 @@ def hello(tokens: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def opening(server: ArenaServer, tokens: dict[str, str]) -> bytes:
+    """What a client sends first: the upgrade request, then its hello frame."""
+    return upgrade_request(server.port) + text(hello(tokens))
+
+
 async def test_frames_cut_anywhere_arrive_whole_in_order_with_a_ping_between(
     server: ArenaServer, tokens: dict[str, str]
 ) -> None:
     client = await open_raw(server)
     stream = (
-        upgrade_request(server.port)
-        + text(hello(tokens))
+        opening(server, tokens)
         + text({"type": "games", "id": "one"})
         + client_frame(Opcode.PING, b"are you there")
         # 200 bytes: a 16-bit length, so the extended header can be cut too.
@@ -154,8 +158,7 @@ async def test_the_upgrade_request_and_frames_in_one_packet(
 ) -> None:
     client = await open_raw(server)
     client.writer.write(
-        upgrade_request(server.port)
-        + text(hello(tokens))
+        opening(server, tokens)
         + text({"type": "games", "id": "a"})
         + text({"type": "games", "id": "b"})
     )
@@ -170,8 +173,7 @@ async def test_a_fragmented_message_between_whole_ones(
 ) -> None:
     client = await open_raw(server)
     stream = (
-        upgrade_request(server.port)
-        + text(hello(tokens))
+        opening(server, tokens)
         + client_frame(Opcode.TEXT, b'{"type": "games", ', fin=False)
         + client_frame(Opcode.PING, b"")
         + client_frame(Opcode.CONT, b'"id": "pieces"}')
