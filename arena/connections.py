@@ -1,10 +1,16 @@
 """One client connection as the server sees it: a bounded outgoing queue and abuse limits.
 
 The match runner and the spectator hub never await a socket. They call
-``ClientConnection.send``, which only enqueues; at the end of the event
-loop's turn everything queued for a connection goes to its socket in one
-write, so a ``moved`` and the ``your_turn`` after it cost one system call,
-not two, and no task switch. Messages wait in the queue only while the
+``ClientConnection.send``, which only enqueues and marks the connection in
+its event loop's ``Outbox``. The outbox writes each marked connection's
+queue to its socket in one write, so a ``moved`` and the ``your_turn``
+after it cost one system call, not two, and no task switch. It writes as
+soon as the message that caused them has been handled (``MessageSocket``
+calls ``Outbox.flush`` after each incoming message), and otherwise at the
+end of the loop's turn. Writing after each message rather than once per
+turn matters under load: one turn of the loop may read a hundred moves,
+and the first of them should not wait for the other ninety-nine to be
+refereed before its answer leaves. Messages wait in the queue only while the
 socket is backed up (the client reads slower than we write); when the queue
 is full the client is not reading and is dropped (close 1008) instead of
 letting memory grow or a match wait. ``close`` first writes what is queued,
@@ -26,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 import struct
+import weakref
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -88,6 +95,52 @@ class _LastJson:
 _last_json = _LastJson()
 
 
+class Outbox:
+    """The connections of one event loop that have messages queued, to write together.
+
+    ``flush`` writes them all; it runs after each incoming message (see
+    ``MessageSocket.deliver_to``) and, for what anything else queued (a
+    task, a timer), once at the end of the loop's turn: one callback per
+    turn, however many connections wait.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._marked: list[ClientConnection] = []
+        self._handle: asyncio.Handle | None = None
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> Outbox:
+        """The loop's outbox (made on first use)."""
+        outbox = _outboxes.get(loop)
+        if outbox is None:
+            outbox = _outboxes[loop] = cls(loop)
+        return outbox
+
+    def mark(self, conn: ClientConnection) -> None:
+        """``conn`` has messages to write (each connection is marked at most once at a time)."""
+        self._marked.append(conn)
+        if self._handle is None:
+            self._handle = self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write every marked connection's queue now."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        marked = self._marked
+        while marked:
+            self._marked = []
+            for conn in marked:
+                conn._flush()
+            marked = self._marked  # a write can queue more (a close): write those too
+
+
+_outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Outbox] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def text_frame_header(size: int) -> bytes:
     """The header of an unmasked, final text frame of ``size`` payload bytes (RFC 6455 5.2)."""
     if size < 126:
@@ -120,9 +173,13 @@ class ClientConnection:
         self.queue_size = queue_size
         """Messages that may wait unsent before the client counts as not reading."""
         self._closing = False
-        self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
+        self._marked = False
+        """In the outbox's list: a write is due."""
+        self._retry: asyncio.TimerHandle | None = None
+        """Set while the socket is backed up: the next attempt to write."""
         self._closer: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
+        self.outbox = Outbox.of(self._loop)
 
     def __repr__(self) -> str:
         return f"<ClientConnection {self.role or 'anonymous'} {self.name or ''}>"
@@ -140,8 +197,10 @@ class ClientConnection:
     def send(self, message: ServerMessage) -> None:
         """Queue ``message``; a client that lets the queue fill up is dropped.
 
-        The message goes out at the end of this turn of the event loop, in one
-        socket write with everything else queued for this connection meanwhile.
+        The message goes out at the outbox's next flush (after the incoming
+        message being handled, or at the end of this turn of the event loop),
+        in one socket write with everything else queued for this connection
+        meanwhile.
         """
         if self._closing:
             return
@@ -150,8 +209,9 @@ class ClientConnection:
             self._drop()
             return
         self._pending.append(_last_json.of(message))
-        if self._flush_handle is None:
-            self._flush_handle = self._loop.call_soon(self._flush)
+        if not self._marked and self._retry is None:
+            self._marked = True
+            self.outbox.mark(self)
 
     def close(self, code: int, reason: str) -> None:
         """Close after the messages already queued have been sent."""
@@ -174,9 +234,9 @@ class ClientConnection:
         """Forget what is still queued; used when the handler exits and the socket is gone."""
         self._closing = True
         self._pending.clear()
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
 
     async def _close(self, code: int, reason: str) -> None:
         with contextlib.suppress(ConnectionClosed):
@@ -196,9 +256,10 @@ class ClientConnection:
 
         ``force`` writes even into a backed-up socket: the last words before a close.
         """
-        if self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
+        self._marked = False
+        if self._retry is not None:
+            self._retry.cancel()
+            self._retry = None
         if self._closing or not self._pending:
             return
         ws = self.websocket
@@ -211,7 +272,7 @@ class ClientConnection:
         if not force and transport.get_write_buffer_size() > WRITE_HIGH_WATER:
             # The client reads slower than we write: keep the messages (bounded by
             # queue_size) and try again shortly, instead of growing the transport's buffer.
-            self._flush_handle = self._loop.call_later(_BACKED_UP_RETRY_S, self._flush)
+            self._retry = self._loop.call_later(_BACKED_UP_RETRY_S, self._flush)
             return
         # websockets' own send_data() writes frame by frame, a system call each; and
         # building frames through its Protocol costs more than the frame itself.

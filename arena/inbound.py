@@ -5,8 +5,9 @@ task blocked in ``recv()``, once per message. At thousands of moves a second
 that task switch is a large share of the server's work, so ``MessageSocket``
 (a ``ServerConnection`` made by ``serve(create_connection=...)``) hands each
 complete message straight to a callback from ``data_received`` instead:
-the message is parsed and, for a move, applied before the event loop
-does anything else.
+the message is parsed and, for a move, applied, and the answers it
+caused are written (``deliver_to``'s ``after_each``), before the event
+loop does anything else.
 
 It also reads the common frame itself: a complete, masked, unfragmented
 text or binary frame on an open connection is unmasked and delivered
@@ -92,6 +93,7 @@ class MessageSocket(ServerConnection):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._on_message: Callable[[Data], None] | None = None
+        self._after_each: Callable[[], None] | None = None
         self._early: list[Data] = []
         self._fragments: list[bytes] = []
         self._text = False
@@ -159,9 +161,17 @@ class MessageSocket(ServerConnection):
         if rest:
             super().data_received(rest)
 
-    def deliver_to(self, on_message: Callable[[Data], None]) -> None:
-        """Send every message, starting with those already received, to ``on_message``."""
+    def deliver_to(
+        self, on_message: Callable[[Data], None], after_each: Callable[[], None] | None = None
+    ) -> None:
+        """Send every message, starting with those already received, to ``on_message``.
+
+        ``after_each`` runs after each message has been handled: the server
+        writes the answers it queued (``Outbox.flush``) there, before the
+        next message is read.
+        """
         self._on_message = on_message
+        self._after_each = after_each
         early, self._early = self._early, []
         if len(early) > MAX_WAITING:
             self.transport.resume_reading()
@@ -201,6 +211,8 @@ class MessageSocket(ServerConnection):
         assert self._on_message is not None
         try:
             self._on_message(message)
+            if self._after_each is not None:
+                self._after_each()
         except Exception:
             # Never into websockets' data_received: it would lose the connection's state.
             log.exception("handling a message failed; closing %r", self)

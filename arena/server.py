@@ -281,7 +281,7 @@ class ArenaServer:
             transport.resume_reading,
         )
         self._connections.add(conn)
-        websocket.deliver_to(inbox.put)
+        websocket.deliver_to(inbox.put, conn.outbox.flush)
         try:
             try:
                 async with asyncio.timeout(self.config.hello_timeout_s):

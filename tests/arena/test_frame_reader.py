@@ -213,3 +213,33 @@ async def test_a_frame_with_reserved_bits_closes_with_1002(
     frame[0] |= 0x40  # RSV1: compressed, but no compression was negotiated
     client.writer.write(bytes(frame))
     assert await client.close_code() == 1002
+
+
+async def test_each_message_is_answered_before_the_next_one_in_the_same_read(
+    server: ArenaServer, tokens: dict[str, str]
+) -> None:
+    client = await welcomed(server, tokens)
+    conn = server._bots["alice"]
+    writes: list[bytes] = []
+    real = conn.websocket.transport
+
+    class Spy:  # a neighbour spy on the server's side of the socket: counts writes
+        def write(self, data: bytes) -> None:
+            writes.append(data)
+            real.write(data)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+    conn.websocket.transport = Spy()  # type: ignore[assignment]
+    try:
+        # Three malformed messages in one TCP write: one server read, three errors.
+        client.writer.write(b"".join(client_frame(Opcode.TEXT, b"{not json") for _ in range(3)))
+        for _ in range(3):
+            assert (await client.message())["code"] == "bad_json"
+        # Each error left in its own write, before the next message was handled,
+        # not all three together at the end of the loop's turn.
+        assert len(writes) == 3
+    finally:
+        conn.websocket.transport = real
+    client.writer.close()
