@@ -349,6 +349,17 @@ class ArenaServer:
             except ProtocolError as exc:
                 self._reply_error(conn, exc, message.id)
             return None
+        if type(message) is Seek and not spectator:
+            # Also on the spot once the bot's rating is cached (every seek after its
+            # first): no task, and the seek joins the lobby before the next message.
+            assert conn.name is not None
+            known, rating = self.store.cached_rating(conn.name, message.game)
+            if known:
+                try:
+                    self._seek(conn.name, message, rating)
+                except Exception as exc:
+                    self._handling_failed(conn, message, exc)
+                return None
         if spectator:
             return self._answer(conn, message, self._on_spectator_message(conn, message))
         return self._answer(conn, message, self._on_bot_message(conn, message))
@@ -382,12 +393,19 @@ class ArenaServer:
         """Await a message's handling; a ``ProtocolError`` becomes an ``error`` reply."""
         try:
             await handling
-        except ProtocolError as exc:
+        except Exception as exc:
+            self._handling_failed(conn, message, exc)
+
+    def _handling_failed(
+        self, conn: ClientConnection, message: ClientMessage, exc: Exception
+    ) -> None:
+        """A ``ProtocolError`` is the client's: an ``error`` reply. Anything else is ours."""
+        if isinstance(exc, ProtocolError):
             self._reply_error(conn, exc, message.id)
-        except Exception:
-            log.exception("handling %s from %r failed", message.type, conn)
-            conn.send(Error(code=ErrorCode.INTERNAL, message="internal server error"))
-            conn.close(CloseCode.INTERNAL_ERROR, "internal error")
+            return
+        log.error("handling %s from %r failed", message.type, conn, exc_info=exc)
+        conn.send(Error(code=ErrorCode.INTERNAL, message="internal server error"))
+        conn.close(CloseCode.INTERNAL_ERROR, "internal error")
 
     async def _accept_hello(self, conn: ClientConnection, hello: Hello) -> None:
         if self._stopping:
@@ -540,10 +558,8 @@ class ArenaServer:
         match message:
             case Resign(match_id=match_id):
                 self._runner(match_id).resign(bot)
-            case Seek(game=game, time_control=tc):
-                tc = self._limits.check(tc)
-                self.lobby.seek(bot, game, tc, await self._rating(bot, game))
-                self._schedule_pairing()
+            case Seek(game=game):
+                self._seek(bot, message, await self._rating(bot, game))
             case CancelSeek(game=game):
                 self.lobby.cancel_seek(bot, game)
             case Challenge(opponent=opponent, game=game, time_control=tc):
@@ -574,6 +590,12 @@ class ArenaServer:
                 raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
             case _:
                 await self._on_query(conn, message)
+
+    def _seek(self, bot: str, seek: Seek, rating: float | None) -> None:
+        """Queue ``bot`` in the lobby (``rating`` None: not rated yet) and schedule pairing."""
+        tc = self._limits.check(seek.time_control)
+        self.lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
+        self._schedule_pairing()
 
     def _runner(self, match_id: str) -> MatchRunner:
         runner = self._matches.get(match_id)

@@ -497,6 +497,16 @@ class Store:
             self._ratings[key] = await self.rating(bot, game)
         return self._ratings[key]
 
+    def cached_rating(self, bot: str, game: str) -> tuple[bool, float | None]:
+        """``(True, rating_hint)`` when the cache already holds it, else ``(False, None)``.
+
+        Lets a caller skip the await (and the task it would need) in the usual case.
+        """
+        key = (bot, game)
+        if key in self._ratings:
+            return True, self._ratings[key]
+        return False, None
+
     async def get_match(self, match_id: str) -> MatchRecord | None:
         """One match in full, including moves still waiting in this process's buffer."""
         if self._buffer.has_match(match_id):
