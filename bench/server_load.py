@@ -110,8 +110,9 @@ DEFAULT_PAIRING_WINDOW_S = ArenaConfig().pairing_window_s
 DEFAULT_RATE_PER_S = RATE_LIMIT_PER_S
 DEFAULT_CLIENT_NICENESS = 5
 """The bots run below the server's priority: on two shared cores, a client process that
-preempts the server adds its own delay to the latency being measured (measured: p99 13.7
-and 13.4 ms against 17.5 and 17.9 ms at niceness 0, 2,300 moves/s, two pairs of runs)."""
+preempts the server adds its own delay to the latency being measured. Measured at about
+2,300 moves/s (``--think-ms 200``), five runs each: median p99 13.7 ms at +5, 17.0 ms at 0;
+a small effect next to run-to-run noise (11.9-19.6 ms at +5)."""
 
 _PROCESS_START_TIMEOUT_S = 60.0
 _DRAIN_TIMEOUT_S = 15.0
