@@ -128,12 +128,9 @@ class Outbox:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        marked = self._marked
-        while marked:
-            self._marked = []
-            for conn in marked:
-                conn._flush()
-            marked = self._marked  # a write can queue more (a close): write those too
+        marked, self._marked = self._marked, []
+        for conn in marked:
+            conn._flush()
 
 
 _outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Outbox] = (

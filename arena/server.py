@@ -559,7 +559,7 @@ class ArenaServer:
             case Resign(match_id=match_id):
                 self._runner(match_id).resign(bot)
             case Seek(game=game):
-                self._seek(bot, message, await self._rating(bot, game))
+                self._seek(bot, message, await self.store.rating_hint(bot, game))
             case CancelSeek(game=game):
                 self.lobby.cancel_seek(bot, game)
             case Challenge(opponent=opponent, game=game, time_control=tc):
@@ -594,7 +594,7 @@ class ArenaServer:
     def _seek(self, bot: str, seek: Seek, rating: float | None) -> None:
         """Queue ``bot`` in the lobby (``rating`` None: not rated yet) and schedule pairing."""
         tc = self._limits.check(seek.time_control)
-        self.lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
+        self.lobby.seek(bot, seek.game, tc, _or_default(rating))
         self._schedule_pairing()
 
     def _runner(self, match_id: str) -> MatchRunner:
@@ -610,8 +610,7 @@ class ArenaServer:
 
     async def _rating(self, bot: str, game: str) -> float:
         # The store's cache: no database read per seek and match start once a bot is known.
-        rating = await self.store.rating_hint(bot, game)
-        return DEFAULT_RATING if rating is None else rating
+        return _or_default(await self.store.rating_hint(bot, game))
 
     # Matches --------------------------------------------------------------------------
 
@@ -752,6 +751,11 @@ class ArenaServer:
             "seeks": len(self.lobby.seeks),
             **{k: v() if callable(v) else v for k, v in self.health_extras.items()},
         }
+
+
+def _or_default(rating: float | None) -> float:
+    """A bot's rating for pairing and display: the starting rating before its first game."""
+    return DEFAULT_RATING if rating is None else rating
 
 
 @contextlib.asynccontextmanager
