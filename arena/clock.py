@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Protocol
 
@@ -111,12 +111,20 @@ def rtt_allowance_ms(rtt_ms: float) -> float:
     return min(max(0.0, rtt_ms), MAX_RTT_ALLOWANCE_MS)
 
 
+Snapshot = tuple[tuple[int, int], tuple[int, int]]
+"""``(time_left_ms, bank_ms)`` per player, rounded for the wire."""
+
+
 @dataclass
 class GameClock:
-    """Both players' banks under one ``move_ms`` per-move limit (Kaggle overage rules)."""
+    """Both players' banks under one ``move_ms`` per-move limit (Kaggle overage rules).
+
+    The banks change only through ``charge``.
+    """
 
     move_ms: int
     banks_ms: list[float]
+    _snapshot: Snapshot | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def start(cls, move_ms: int, bank_ms: int) -> GameClock:
@@ -140,15 +148,23 @@ class GameClock:
         overage = self._overage(think_ms, rtt_ms)
         if overage > self.banks_ms[player]:
             return False
-        self.banks_ms[player] -= overage
+        if overage:
+            self.banks_ms[player] -= overage
+            self._snapshot = None
         return True
 
     def _overage(self, think_ms: float, rtt_ms: float) -> float:
         spent = max(0.0, think_ms - rtt_allowance_ms(rtt_ms))
         return max(0.0, spent - self.move_ms)
 
-    def snapshot(self) -> tuple[tuple[int, int], tuple[int, int]]:
-        """``(time_left_ms, bank_ms)`` per player, rounded for the wire."""
-        left = (round(self.time_left_ms(0)), round(self.time_left_ms(1)))
-        banks = (round(self.banks_ms[0]), round(self.banks_ms[1]))
-        return left, banks
+    def snapshot(self) -> Snapshot:
+        """``(time_left_ms, bank_ms)`` per player, rounded for the wire.
+
+        The same object until a bank changes: most moves use no bank, and a
+        ``moved`` per move asks.
+        """
+        if self._snapshot is None:
+            left = (round(self.time_left_ms(0)), round(self.time_left_ms(1)))
+            banks = (round(self.banks_ms[0]), round(self.banks_ms[1]))
+            self._snapshot = (left, banks)
+        return self._snapshot

@@ -228,6 +228,8 @@ class MatchRunner:
         self._gone_since = [None if link else clock.now() for link in links]
         self._has_moved = [False, False]
         self._game_clock = GameClock.start(time_control.move_ms, time_control.bank_ms)
+        self._clocks_of = self._game_clock.snapshot()
+        self._clocks = Clocks(time_left_ms=self._clocks_of[0], bank_ms=self._clocks_of[1])
         self._turn_started = 0.0
         self._turn_rtt_ms = 0.0
         self._turn_deadline = 0.0
@@ -300,8 +302,11 @@ class MatchRunner:
 
     def clocks(self) -> Clocks:
         """Both players' time left and bank, as of the current turn's start."""
-        left, banks = self._game_clock.snapshot()
-        return Clocks(time_left_ms=left, bank_ms=banks)
+        snapshot = self._game_clock.snapshot()
+        if snapshot is not self._clocks_of:  # a bank changed (rare): a new message value
+            self._clocks_of = snapshot
+            self._clocks = Clocks(time_left_ms=snapshot[0], bank_ms=snapshot[1])
+        return self._clocks
 
     def snapshot(self, last_event: int) -> Snapshot:
         """The full state for a spectator who has seen events up to ``last_event``."""
@@ -441,7 +446,7 @@ class MatchRunner:
         self, player: int, move: int, think_ms: float, analysis: Analysis | None
     ) -> None:
         ply = self.state.ply
-        self._play(player, self.state.play(move), analysis)
+        self._play(player, move, self.state.play(move), analysis)
         await self._recorder.record_move(
             self.match_id, ply, player, move, round(think_ms), round(self._turn_rtt_ms)
         )
@@ -487,14 +492,14 @@ class MatchRunner:
         ):
             return False
         self._game_clock.charge(player, think_ms, self._turn_rtt_ms)
-        self._play(player, after, analysis)
+        self._play(player, move, after, analysis)
         self._announce(player, ply, move, think_ms, analysis)
         self._begin_turn()
         return True
 
-    def _play(self, player: int, after: GameState, analysis: Analysis | None) -> None:
+    def _play(self, player: int, move: int, after: GameState, analysis: Analysis | None) -> None:
         self.state = after
-        self._position = self.state.encode()
+        self._position = after.encode_after(self._position, move)
         self._has_moved[player] = True
         self.last_analysis = analysis
 

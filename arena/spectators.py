@@ -52,18 +52,26 @@ class Watcher(Protocol):
         ...
 
 
+_Unsent = tuple[int, Literal["moved", "match_end"], Moved | None, MatchEnd | None, Analysis | None]
+"""An event nobody has been sent yet, kept as its parts (see ``_Feed``)."""
+
+
 @dataclass(eq=False)
 class _Feed:
+    """One match's numbered events, the last ``buffer_size`` of them kept for resuming.
+
+    Most matches are never watched, so an event nobody is sent at once is kept
+    as its parts and becomes an ``Event`` only if a spectator asks for it.
+    """
+
     runner: MatchRunner
     buffer_size: int
     seq: int = 0
-    events: deque[Event] = field(default_factory=deque)
+    events: deque[Event | _Unsent] = field(init=False)
     watchers: set[Watcher] = field(default_factory=set)
 
-    def append(self, event: Event) -> None:
-        self.events.append(event)
-        while len(self.events) > self.buffer_size:
-            self.events.popleft()
+    def __post_init__(self) -> None:
+        self.events = deque(maxlen=self.buffer_size)
 
     def events_after(self, since: int) -> list[Event] | None:
         """The events numbered above ``since``, or None when some are no longer buffered."""
@@ -72,7 +80,20 @@ class _Feed:
         oldest = self.seq - len(self.events)
         if since < oldest:
             return None
-        return [e for e in self.events if e.seq > since]
+        return [self._event(kept) for kept in list(self.events)[since - oldest :]]
+
+    def _event(self, kept: Event | _Unsent) -> Event:
+        if isinstance(kept, Event):
+            return kept
+        seq, kind, moved, end, analysis = kept
+        return Event(
+            match_id=self.runner.match_id,
+            seq=seq,
+            kind=kind,
+            moved=moved,
+            end=end,
+            analysis=analysis,
+        )
 
 
 class SpectatorHub:
@@ -80,6 +101,8 @@ class SpectatorHub:
 
     def __init__(self, sink: EventSink | None = None, buffer_size: int = DEFAULT_BUFFER_SIZE):
         self._sink: EventSink = sink or NullSink()
+        # With no sink, an event that no watcher is sent need not be built (``_Feed``).
+        self._publishing = not isinstance(self._sink, NullSink)
         self._buffer_size = buffer_size
         self._live: dict[str, _Feed] = {}
         self._recent: OrderedDict[str, _Feed] = OrderedDict()
@@ -91,6 +114,8 @@ class SpectatorHub:
         """Open the match's feed; all-watchers get its snapshot."""
         feed = _Feed(runner, self._buffer_size)
         self._live[runner.match_id] = feed
+        if not (self._watch_all or self._publishing):
+            return
         snapshot = runner.snapshot(0)
         for watcher in list(self._watch_all):
             watcher.send(snapshot)
@@ -123,10 +148,13 @@ class SpectatorHub:
         if feed is None:
             return
         feed.seq += 1
+        if not (feed.watchers or self._watch_all or self._publishing):
+            feed.events.append((feed.seq, kind, moved, end, analysis))
+            return
         event = Event(
             match_id=match_id, seq=feed.seq, kind=kind, moved=moved, end=end, analysis=analysis
         )
-        feed.append(event)
+        feed.events.append(event)
         for watcher in list(feed.watchers | self._watch_all):
             watcher.send(event)
         self._sink.publish(event)

@@ -19,11 +19,18 @@ is checked: it must hold exactly the moves the clients saw confirmed.
 
 Reported: matches live at once, matches completed, moves/s over the measured
 window (after a warm-up), and the latency a move sees through the server —
-from the client sending ``move`` to the same connection receiving the
-``moved`` broadcast for that ply (parse, validate, apply, queue for the group
-commit, serialize, send). Loopback round trips are tens of microseconds, so
-the figure is the server's (and, when its loop is busy, the client's) delay.
-Beside it: how late the server's own event loop runs (a 10 ms ticker) and
+from the client sending ``move`` to the ``moved`` broadcast for that ply
+reaching the same connection (parse, validate, apply, queue for the group
+commit, serialize, send), twice:
+
+- server-added: up to the time the kernel received the ``moved`` on the
+  client's socket (``SO_TIMESTAMPNS``, read by ``StampedTransport``). Loopback
+  round trips are tens of microseconds, so this is the server's delay,
+  queueing on its busy loop included. The target is about this figure.
+- as the client's loop handled it: the same plus however long the client
+  process, busy with its other connections, took to get to that socket.
+
+Beside them: how late the server's own event loop runs (a 10 ms ticker) and
 its garbage-collector passes in the window, the two things that stall every
 move at once.
 
@@ -40,6 +47,7 @@ once, and close to all 500 matches are live at any moment).
     python bench/server_load.py --think-ms 80 --pairing-window 0.05   # the target run
     python bench/server_load.py                    # 500 matches, 20 s window
     python bench/server_load.py --matches 50,200,500 --seconds 20
+    python bench/server_load.py --think-ms 80,120,160,200 --pairing-window 0.05   # load sweep
     python bench/server_load.py --matches 500 --client-procs 2 --game tictactoe
     python bench/server_load.py --db-writer inline,process   # SQLite writers side by side
     python bench/server_load.py --db postgresql+asyncpg://user:pw@127.0.0.1/arena
@@ -63,6 +71,7 @@ import multiprocessing
 import os
 import random
 import secrets
+import socket
 import statistics
 import struct
 import sys
@@ -166,7 +175,12 @@ class ClientStats:
     """Own moves confirmed by a ``moved`` (each move counted once, by its mover)."""
     window_moves: int = 0
     latencies_ms: list[float] = field(default_factory=list)
-    """Move-to-moved latency of every move sent inside the window."""
+    """Move-to-moved latency of every move sent inside the window, as the client's loop
+    saw it: up to the moment its ``moved`` was handled."""
+    arrival_ms: list[float] = field(default_factory=list)
+    """The same moves' latency up to the kernel's receive time of the ``moved`` on the
+    client's socket: what the server (and the network) added, without the client loop's
+    own delay. Empty where the kernel gives no receive times."""
     lag_ms: list[float] = field(default_factory=list)
     """How late a 20 ms ticker woke up inside the window: the client loop's own delay."""
     matches_ended: int = 0
@@ -197,6 +211,11 @@ class LoadReport:
     server loop's lateness and GC passes (``_ServerWatch``)."""
     window: tuple[float, float] = (0.0, 0.0)
     """The measured window, in ``perf_counter`` time (shared by all processes)."""
+
+    @property
+    def writer(self) -> str:
+        """Where the server's group commits ran (``inline`` for PostgreSQL whatever was asked)."""
+        return str((self.commits or {}).get("writer", f"{self.spec.db_writer}?"))
 
     def server_lag_ms(self) -> list[float]:
         """The server loop's lateness samples inside the window."""
@@ -229,8 +248,12 @@ class LoadReport:
         return self.db_moves == self.stats.moves and self.mismatched_matches == 0
 
     def latency(self, q: float) -> float:
-        """The ``q`` quantile (0-1) of the window's move latencies, in ms."""
+        """The ``q`` quantile (0-1) of the window's move latencies as the clients saw them, ms."""
         return _quantile(self.stats.latencies_ms, q)
+
+    def server_added(self, q: float) -> float:
+        """The ``q`` quantile (0-1) of the window's latencies to the kernel's receive time, ms."""
+        return _quantile(self.stats.arrival_ms, q)
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -281,11 +304,9 @@ class _Clients:
     async def connect(self, name: str, token: str) -> LeanSocket:
         """Open one bot's connection and say hello (a few handshakes at a time)."""
         async with self._connect_gate:
-            loop = asyncio.get_running_loop()
             host, port = _host_port(self.spec.url)
-            _, sock = await asyncio.wait_for(
-                loop.create_connection(lambda: LeanSocket(host, port), host, port), 30
-            )
+            sock = LeanSocket(host, port)
+            await asyncio.wait_for(StampedTransport.connect(host, port, sock), 30)
             await asyncio.wait_for(sock.opened, 30)
             hello = {
                 "type": "hello",
@@ -308,6 +329,123 @@ def _host_port(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+"""Linux's option (asm-generic value; Python does not name it) for nanosecond receive times."""
+_ANCILLARY_BYTES = socket.CMSG_SPACE(struct.calcsize("@ll"))
+_READ_BYTES = 1 << 16
+
+
+class StampedTransport:
+    """The client end of one TCP connection, read with ``recvmsg`` for the kernel's receive time.
+
+    A loop's own transports read with ``recv`` and drop that time. With
+    ``SO_TIMESTAMPNS`` on, each read carries the time (``CLOCK_REALTIME``)
+    the kernel queued its last segment on the socket, so a latency measured to
+    it leaves out how long this process's busy loop took to get to the socket.
+    That is set on the protocol as ``received_ns`` before its
+    ``data_received``; it stays None where the kernel sends no time.
+    Writes go straight to the socket; what does not fit waits for it to drain.
+    """
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, protocol: LeanSocket
+    ) -> None:
+        self._loop = loop
+        self._sock = sock
+        self._fd = sock.fileno()
+        self._protocol = protocol
+        self._pending = bytearray()
+        self._closed = False
+        sock.setblocking(False)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError):  # not Linux: no receive times
+            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+        protocol.connection_made(cast(asyncio.Transport, self))
+        loop.add_reader(self._fd, self._readable)
+
+    @classmethod
+    async def connect(cls, host: str, port: int, protocol: LeanSocket) -> StampedTransport:
+        """Open a TCP connection to ``host:port`` driving ``protocol``."""
+        loop = asyncio.get_running_loop()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, (host, port))
+        except BaseException:
+            sock.close()
+            raise
+        return cls(loop, sock, protocol)
+
+    def _readable(self) -> None:
+        try:
+            data, ancillary, _, _ = self._sock.recvmsg(_READ_BYTES, _ANCILLARY_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lose(exc)
+            return
+        if not data:
+            self._lose(None)
+            return
+        for level, kind, raw in ancillary:
+            if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS:
+                seconds, nanoseconds = struct.unpack_from("@ll", raw)
+                self._protocol.received_ns = seconds * 1_000_000_000 + nanoseconds
+        try:
+            self._protocol.data_received(data)
+        except Exception as exc:  # what a loop's transport does: report it, drop the line
+            print(f"  client connection failed: {exc!r}", file=sys.stderr)
+            self._lose(exc)
+
+    def write(self, data: bytes) -> None:
+        """Send now; queue what the socket does not take."""
+        if self._closed:
+            return
+        if self._pending:
+            self._pending += data
+            return
+        try:
+            sent = self._sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as exc:
+            self._lose(exc)
+            return
+        if sent < len(data):
+            self._pending += data[sent:]
+            self._loop.add_writer(self._fd, self._writable)
+
+    def _writable(self) -> None:
+        try:
+            sent = self._sock.send(self._pending)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lose(exc)
+            return
+        del self._pending[:sent]
+        if not self._pending:
+            self._loop.remove_writer(self._fd)
+
+    def is_closing(self) -> bool:
+        """True once closed."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close the socket (what is still queued is dropped)."""
+        self._lose(None)
+
+    def _lose(self, exc: Exception | None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._loop.remove_reader(self._fd)
+        if self._pending:
+            self._loop.remove_writer(self._fd)
+        self._sock.close()
+        self._protocol.connection_lost(exc)
+
+
 class LeanSocket(asyncio.Protocol):
     """A minimal websocket client (RFC 6455) for the load bots.
 
@@ -324,6 +462,8 @@ class LeanSocket(asyncio.Protocol):
     def __init__(self, host: str, port: int) -> None:
         self.transport: asyncio.Transport | None = None
         self.on_message: Callable[[bytes], None] = self._keep
+        self.received_ns: int | None = None
+        """When the kernel received the latest data (``StampedTransport``), else None."""
         self._host = f"{host}:{port}"
         self._key = base64.b64encode(secrets.token_bytes(16)).decode()
         self._masks = random.Random(secrets.randbits(64))
@@ -454,6 +594,7 @@ class _Bot:
         self.moved_seen = 0
         self.pending_ply = -1
         self.sent_at = 0.0
+        self.sent_ns = 0
         self._move_prefix = ""
         self._first = clients.spec.policy == "first"
         self._think_s = clients.spec.think_ms / 1000.0
@@ -492,6 +633,9 @@ class _Bot:
                 if clients.window_start <= self.sent_at < clients.window_end:
                     stats.window_moves += 1
                     stats.latencies_ms.append((now - self.sent_at) * 1000.0)
+                    arrived = self.sock.received_ns
+                    if arrived is not None:
+                        stats.arrival_ms.append((arrived - self.sent_ns) / 1e6)
                 self.pending_ply = -1
         elif kind == "your_turn":
             legal = msg["legal_moves"]
@@ -516,6 +660,7 @@ class _Bot:
 
     def _send_move(self, reply: str) -> None:
         self.sent_at = time.perf_counter()
+        self.sent_ns = time.time_ns()  # the kernel's receive times are wall-clock
         self.sock.send(reply)
 
     def _ended(self, msg: dict[str, Any]) -> None:
@@ -699,6 +844,7 @@ async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
         with contextlib.suppress(OSError):
             control.send(
                 {
+                    "writer": server.store.writer,
                     "commits": stats.commits,
                     "moves": stats.moves,
                     "finishes": stats.finishes,
@@ -771,6 +917,7 @@ def _merge(parts: Sequence[ClientStats]) -> ClientStats:
         total.moves += part.moves
         total.window_moves += part.window_moves
         total.latencies_ms += part.latencies_ms
+        total.arrival_ms += part.arrival_ms
         total.lag_ms += part.lag_ms
         total.matches_ended += part.matches_ended
         total.window_matches_ended += part.window_matches_ended
@@ -1032,7 +1179,7 @@ def format_report(report: LoadReport) -> str:
     rows = [
         ("matches requested", f"{spec.matches} ({2 * spec.matches} bots, {spec.game})"),
         ("client processes", f"{max(1, spec.client_procs)} at niceness +{spec.client_niceness}"),
-        ("database", f"{report.db_kind} ({spec.db_writer} writer)"),
+        ("database", f"{report.db_kind} ({report.writer} writer)"),
         ("window", f"{report.window_s:g} s after {spec.warmup:g} s warm-up"),
         (
             "concurrent matches",
@@ -1042,9 +1189,14 @@ def format_report(report: LoadReport) -> str:
         ("moves", f"{stats.window_moves} in window, {stats.moves} all"),
         ("moves/s", f"{report.moves_per_s:.0f}"),
         (
+            "server-added latency",
+            _fmt_spread(stats.arrival_ms) + " (move sent -> moved in the client's socket)"
+            if stats.arrival_ms
+            else "n/a (no kernel receive times here)",
+        ),
+        (
             "move->moved latency",
-            f"p50 {report.latency(0.5):.2f} ms, p99 {report.latency(0.99):.2f} ms, "
-            f"max {max(stats.latencies_ms, default=float('nan')):.2f} ms",
+            _fmt_spread(stats.latencies_ms) + " (as the client's loop handled it)",
         ),
         ("client loop lag p99", f"{_quantile(stats.lag_ms, 0.99):.2f} ms"),
         ("server CPU", _fmt_pct(report.server_cpu)),
@@ -1078,21 +1230,23 @@ def format_report(report: LoadReport) -> str:
 def format_summary(reports: Sequence[LoadReport]) -> str:
     """One row per run, with the issue's targets."""
     header = (
-        "matches", "writer", "live", "done", "moves/s", "p50 ms", "p99 ms", "max ms",
-        "commit p99", "srv CPU", "DB",
+        "matches", "think ms", "writer", "live", "done", "moves/s", "p50 ms", "p99 ms",
+        "max ms", "client p99", "commit p99", "srv CPU", "DB",
     )
     rows = [header]
     for r in reports:
         rows.append(
             (
                 str(r.spec.matches),
-                r.spec.db_writer,
+                f"{r.spec.think_ms:g}",
+                r.writer,
                 f"{statistics.fmean(r.live_samples or [0.0]):.0f}",
                 str(r.stats.window_matches_ended),
                 f"{r.moves_per_s:.0f}",
-                f"{r.latency(0.5):.2f}",
+                f"{r.server_added(0.5):.2f}",
+                f"{r.server_added(0.99):.2f}",
+                f"{max(r.stats.arrival_ms, default=float('nan')):.2f}",
                 f"{r.latency(0.99):.2f}",
-                f"{max(r.stats.latencies_ms, default=float('nan')):.2f}",
                 _commit_p99(r.commits),
                 "n/a" if r.server_cpu is None else f"{100 * r.server_cpu:.0f}%",
                 "OK" if r.persisted else "MISMATCH",
@@ -1101,6 +1255,10 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append(
+        "p50/p99/max: server-added latency (to the kernel's receive time); client p99: "
+        "as the client's loop handled the moved"
+    )
     lines.append(
         f"target: {TARGET_MATCHES} matches, >= {TARGET_MOVES_PER_S:.0f} moves/s, "
         f"p99 <= {TARGET_P99_MS:g} ms, every move persisted"
@@ -1121,7 +1279,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", default=None, help="database URL (default: fresh SQLite file)")
     parser.add_argument("--policy", choices=("random", "first"), default="random")
     parser.add_argument(
-        "--think-ms", type=float, default=0.0, help="bots wait this long before each move"
+        "--think-ms",
+        default="0",
+        help="bots wait this long before each move; a comma list runs each (a load sweep)",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -1153,7 +1313,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         client_procs=args.client_procs,
         db=args.db,
         policy=args.policy,
-        think_ms=args.think_ms,
         seed=args.seed,
         pairing_window_s=args.pairing_window,
         rate_per_s=args.rate_per_s,
@@ -1163,11 +1322,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     reports = []
     counts = [int(part) for part in str(args.matches).split(",")]
-    for n, writer in ((n, w) for n in counts for w in writers):
-        spec = replace(base, matches=n, db_writer=writer)
+    try:
+        thinks = [float(part) for part in str(args.think_ms).split(",")]
+    except ValueError:
+        parser.error(f"--think-ms takes numbers, got {args.think_ms!r}")
+    runs = [(n, w, t) for n in counts for t in thinks for w in writers]
+    for n, writer, think in runs:
+        spec = replace(base, matches=n, db_writer=writer, think_ms=think)
         print(
-            f"== {n} matches, {spec.game}, {spec.client_procs} client process(es), "
-            f"{writer} DB writer",
+            f"== {n} matches, {spec.game}, think {think:g} ms, "
+            f"{spec.client_procs} client process(es), {writer} DB writer",
             flush=True,
         )
         report = run_load(spec)

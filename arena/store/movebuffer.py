@@ -12,6 +12,13 @@ Everything pending goes out in one transaction, in dependency order: new
 match rows, then moves, then match ends, so a match's moves and its end
 commit together (or with an earlier batch).
 
+A batch that fails to be written (the database is briefly unavailable, the
+writer process died under it) is kept and retried at the next tick: new
+matches and moves always, match ends for up to ``finish_retry_s`` while the
+flusher runs, their callers still waiting. Only an end that cannot be
+written for that long, or one flushed without the background task, fails
+with the error.
+
 ``lock`` is held while a batch is written, and must be held by anyone who
 looks at the buffer expecting a consistent view, so nobody sees a batch
 half-written.
@@ -45,6 +52,8 @@ class Finish:
     """The ``matches`` columns to set (status, winner, result, ...)."""
     done: asyncio.Future[Any]
     """Resolved with the rating changes, or failed with the reason the end was refused."""
+    failed_at: float | None = None
+    """When a batch holding this end first failed to be written (``time.monotonic``)."""
 
 
 @dataclass(slots=True)
@@ -91,6 +100,11 @@ class CommitStats:
         self.recent_s.append(seconds)
 
 
+DEFAULT_FINISH_RETRY_S = 10.0
+"""How long a match end that failed to be written is retried before its caller gets the error:
+long enough for a new writer process or a brief database outage, short enough that the
+players (who wait for ``match_end``) are not held for long."""
+
 Writer = Callable[[Batch], Awaitable[None]]
 """Writes a batch. It settles every ``Finish`` future itself; raising means nothing was
 written, and the new matches and moves are kept for the next attempt."""
@@ -106,11 +120,13 @@ class MoveBuffer:
         interval: float = 0.05,
         batch_size: int = 512,
         finish_delay: float = 0.02,
+        finish_retry_s: float = DEFAULT_FINISH_RETRY_S,
     ) -> None:
         self._write = write
         self.interval = interval
         self.batch_size = batch_size
         self.finish_delay = finish_delay
+        self.finish_retry_s = finish_retry_s
         self.lock = asyncio.Lock()
         self._pending = Batch()
         self._count = 0
@@ -151,17 +167,21 @@ class MoveBuffer:
         """The moves of ``match_id`` still waiting to be written (a copy)."""
         return list(self._pending.moves.get(match_id, ()))
 
-    def restore(self, batch: Batch) -> None:
-        """Put matches and moves that failed to be written back in front of newer ones."""
+    def restore(self, batch: Batch, finishes: list[Finish] | None = None) -> None:
+        """Put matches, moves and ``finishes`` that failed to be written back in front."""
         self._pending.matches = {**batch.matches, **self._pending.matches}
         for match_id, rows in batch.moves.items():
             self._pending.moves[match_id] = rows + self._pending.moves.get(match_id, [])
             self._count += len(rows)
+        if finishes:
+            self._pending.finishes[:0] = finishes
 
     async def flush(self) -> None:
         """Write everything pending now; on failure matches and moves stay pending.
 
-        The error propagates; the match ends of the failed batch get it too.
+        The error propagates. The match ends of the failed batch stay pending
+        too while the flusher runs and they are younger than ``finish_retry_s``
+        (see the module docstring); the others get the error.
         """
         async with self.lock:
             if not self._pending:
@@ -172,12 +192,28 @@ class MoveBuffer:
                 await self._write(batch)
             except BaseException as exc:
                 self.stats.failures += 1
-                self.restore(batch)
-                for finish in batch.finishes:
-                    if not finish.done.done():
-                        finish.done.set_exception(exc)
+                self.restore(batch, self._retried(batch.finishes, exc))
                 raise
             self.stats.record(batch, time.perf_counter() - started)
+
+    def _retried(self, finishes: list[Finish], exc: BaseException) -> list[Finish]:
+        """The ends of a failed batch to write again; the others are failed with ``exc``."""
+        now = time.monotonic()
+        kept = []
+        for finish in finishes:
+            if finish.done.done():
+                continue
+            if finish.failed_at is None:
+                finish.failed_at = now
+            if (
+                self.running
+                and isinstance(exc, Exception)
+                and now - finish.failed_at < self.finish_retry_s
+            ):
+                kept.append(finish)
+            else:
+                finish.done.set_exception(exc)
+        return kept
 
     def start(self) -> None:
         """Start the background flusher on the running loop."""
@@ -215,4 +251,8 @@ class MoveBuffer:
             except Exception:
                 # Keep the moves and retry next tick: the database may be
                 # briefly unavailable, and giving up would lose them.
-                log.exception("writing %d buffered moves failed; will retry", self._count)
+                log.exception(
+                    "writing %d buffered moves and %d match ends failed; will retry",
+                    self._count,
+                    len(self._pending.finishes),
+                )

@@ -12,8 +12,9 @@ Writes that sit on a match's critical path go through the group commit in
 match end (``finish_match``). One transaction writes a whole batch, in
 order: new matches, moves, then ends, each end with its result and both
 rating changes. Bot ids and ratings that the server needs when it pairs
-and starts matches come from in-memory caches (``rating_hint``): the
-database stays authoritative, and every finish reads the current ratings
+and starts matches come from in-memory caches (``rating_hint``), filled
+when a bot logs in (``authenticate``) and kept current by every match this
+store finishes: the database stays authoritative, and every finish reads the current ratings
 inside its own transaction.
 
 The batch SQL itself lives in ``batch_sql`` (synchronous, run here through
@@ -67,6 +68,7 @@ from arena.store.records import (
     RatingHistoryEntry,
 )
 from arena.store.writer_process import WriterProcess
+from protocol.games import GAMES
 
 ABORTED = "aborted"
 """The termination that makes a match ``aborted`` rather than ``finished``."""
@@ -239,15 +241,26 @@ class Store:
         return removed
 
     async def authenticate(self, name: str, token: str) -> BotRecord | None:
-        """The bot when ``token`` is its token and it is active, else None."""
+        """The bot when ``token`` is its token and it is active, else None.
+
+        A bot that logs in also has its ratings read into the cache, in the
+        same transaction, so its seeks and match starts need no database read.
+        """
         async with self._read() as session:
             bot = await session.scalar(select(Bot).where(Bot.name == name))
-        # Compare even for unknown names so timing says as little as possible.
-        stored = bot.token_hash if bot is not None else "0" * 64
-        matches = hmac.compare_digest(stored, hash_token(token))
-        if bot is None or not bot.active or not matches:
-            return None
+            # Compare even for unknown names so timing says as little as possible.
+            stored = bot.token_hash if bot is not None else "0" * 64
+            matches = hmac.compare_digest(stored, hash_token(token))
+            if bot is None or not bot.active or not matches:
+                return None
+            rated = await session.execute(
+                select(Rating.game, Rating.rating).where(Rating.bot_id == bot.id)
+            )
+            ratings: dict[str, float] = {game: rating for game, rating in rated}
         self._bot_ids[bot.name] = bot.id
+        for game in GAMES:
+            # setdefault: a match this store finished since the read began is newer.
+            self._ratings.setdefault((bot.name, game), ratings.get(game))
         return queries.bot_record(bot)
 
     # Matches ---------------------------------------------------------------
@@ -362,6 +375,11 @@ class Store:
     async def flush(self) -> None:
         """Write every queued move now."""
         await self._buffer.flush()
+
+    @property
+    def writer(self) -> str:
+        """Where the group commits run: ``process`` (a writer process) or ``inline``."""
+        return "process" if self._writer is not None else "inline"
 
     @property
     def commit_stats(self) -> CommitStats:
@@ -488,9 +506,10 @@ class Store:
     async def rating_hint(self, bot: str, game: str) -> float | None:
         """``rating``, from this store's cache when it has one: for pairing and display.
 
-        The cache is filled by the first lookup and refreshed by every match
-        this store finishes, so with one arena process it is exact; with
-        several sharing a database it may trail the other nodes' results.
+        The cache is filled when the bot logs in (``authenticate``), or else by
+        the first lookup, and refreshed by every match this store finishes, so
+        with one arena process it is exact; with several sharing a database it
+        may trail the other nodes' results.
         """
         key = (bot, game)
         if key not in self._ratings:

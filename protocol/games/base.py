@@ -103,6 +103,16 @@ class GameState(ABC):
     def encode(self) -> str:
         """The compact one-line text encoding of this position (see ``docs/protocol.md``)."""
 
+    def encode_after(self, before: str, move: int) -> str:
+        """``encode()``, given the encoding of the position this one came from by ``move``.
+
+        For a caller that keeps the text of every position it plays through
+        (the match runner): a game whose text changes in a few places per
+        move derives it from ``before`` instead of writing the whole board.
+        ``before`` must be exactly the previous position's ``encode()``.
+        """
+        return self.encode()
+
     @classmethod
     @abstractmethod
     def decode(cls, text: str) -> Self:
@@ -145,9 +155,17 @@ class GameState(ABC):
             raise IllegalMoveError(
                 f"{self.name}: move {move} is out of range 0-{self.num_moves - 1}"
             )
-        if move not in self.legal_moves():
+        if not self._in_range_is_legal(move):
             reason = self._why_illegal(move)
             raise IllegalMoveError(f"{self.name}: move {move} is not legal: {reason}")
+
+    def _in_range_is_legal(self, move: int) -> bool:
+        """Whether a move in ``range(num_moves)`` is legal here (the game is not over).
+
+        Every ``play`` asks; a game that can tell without listing every legal
+        move says so faster.
+        """
+        return move in self.legal_moves()
 
     def _why_illegal(self, move: int) -> str:
         """A human reason an in-range move is illegal; subclasses say more."""

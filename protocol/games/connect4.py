@@ -113,6 +113,9 @@ class Connect4State(GameState):
         heights = self.heights
         return [c for c in range(COLUMNS) if heights[c] < ROWS]
 
+    def _in_range_is_legal(self, move: int) -> bool:
+        return self.heights[move] < ROWS
+
     def _why_illegal(self, move: int) -> str:
         return f"column {move} is full"
 
@@ -220,6 +223,13 @@ class Connect4State(GameState):
         Example: ``......./......./......./......./......./...x... o``.
         """
         return "/".join(self._rows_text()) + " " + PLAYER_SYMBOLS[self._to_move]
+
+    def encode_after(self, before: str, move: int) -> str:
+        """``encode()`` from the previous text: one cell and the side to move change."""
+        row = self.heights[move] - 1
+        cell = (ROWS - 1 - row) * (COLUMNS + 1) + move
+        mover = PLAYER_SYMBOLS[1 - self._to_move]
+        return before[:cell] + mover + before[cell + 1 : -1] + PLAYER_SYMBOLS[self._to_move]
 
     @classmethod
     def decode(cls, text: str) -> Self:

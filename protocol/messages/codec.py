@@ -53,13 +53,16 @@ def _check_depth(text: str) -> None:
             )
 
 
+_BINARY = (bytes, bytearray, memoryview)
+"""Frame types decoded as UTF-8 (a tuple: ``bytes | ...`` would build a union per call)."""
+
 # One decoder for every frame: ``json.loads`` with hooks would build a new one per call.
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
 
 
 def decode_frame(frame: object, max_bytes: int) -> object:
     """Decode one frame (str or UTF-8 bytes) of at most ``max_bytes`` bytes into a JSON value."""
-    if isinstance(frame, bytes | bytearray | memoryview):
+    if isinstance(frame, _BINARY):
         raw = bytes(frame)
         if len(raw) > max_bytes:
             raise ProtocolError(ErrorCode.TOO_LARGE, f"message exceeds {max_bytes} bytes")

@@ -5,10 +5,12 @@
 builds a dict, walks it generically and constructs a new encoder on every
 call; a writer generated once per class from the field table, the way
 ``dataclasses`` generates ``__init__``, writes the text directly and costs
-about a third as much. Its output is byte for byte what
-``json.dumps(obj.to_dict(), separators=(",", ":"), ensure_ascii=False,
-allow_nan=False)`` gives for every valid value (a test checks every message
-class against that).
+about a third as much. Nested objects (a ``moved``'s clocks) and integer
+arrays are written inside the one generated function rather than by a call
+per value: a ``moved`` then costs about a quarter less (2.8 to 2.0 us). Its
+output is byte for byte what ``json.dumps(obj.to_dict(), separators=(",",
+":"), ensure_ascii=False, allow_nan=False)`` gives for every valid value (a
+test checks every message class against that).
 """
 
 from __future__ import annotations
@@ -85,51 +87,116 @@ def _value_writer(spec: Spec) -> Writer:
     raise TypeError(f"no JSON writer for {type(spec).__name__}")
 
 
+_INLINE_PAIR_MAX = 4
+"""Fixed-length integer arrays up to this long are written item by item, without a loop."""
+
+
+class _Text(str):
+    """Constant JSON text in a writer's pieces (any other piece is a Python expression)."""
+
+
+class _Source:
+    """A writer function's text under construction: its local assignments and global names."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {"_int": _int_text, "_str": encode_basestring}
+        self.lines: list[str] = []
+        self._count = 0
+
+    def fresh(self) -> str:
+        """A new local variable name."""
+        self._count += 1
+        return f"v{self._count}"
+
+    def local(self, expr: str) -> str:
+        """A new local variable holding ``expr``, assigned before the return."""
+        name = self.fresh()
+        self.lines.append(f"    {name} = {expr}")
+        return name
+
+    def pieces(self, spec: Spec, expr: str) -> list[str]:
+        """Constant text and expressions whose concatenation writes ``expr``'s value.
+
+        Nested objects whose fields are all required, and integer arrays, are
+        written inline, so a message costs one function call instead of one
+        per nested value; anything else calls its value writer.
+        """
+        if isinstance(spec, Int):
+            return [f"_int({expr})"]
+        if isinstance(spec, Str | Choice):
+            return [f"_str({expr})"]
+        if isinstance(spec, Obj) and all(f.default is not None for f in field_table(spec.cls)):
+            value = self.local(expr)
+            out: list[str] = [_Text("{")]
+            for number, field in enumerate(field_table(spec.cls)):
+                out.append(_Text(("," if number else "") + encode_basestring(field.name) + ":"))
+                out += self.pieces(field.spec, f"{value}.{field.name}")
+            return [*out, _Text("}")]
+        if isinstance(spec, Array) and isinstance(spec.item, Int):
+            if 0 < spec.min_items == spec.max_items <= _INLINE_PAIR_MAX:
+                # Unpacking raises on a wrong length rather than writing a wrong array.
+                items = [self.fresh() for _ in range(spec.max_items)]
+                self.lines.append(f"    {', '.join(items)}, = {expr}")
+                out = [_Text("[")]
+                for number, item in enumerate(items):
+                    out += [*([_Text(",")] if number else []), f"_int({item})"]
+                return [*out, _Text("]")]
+            return [_Text("["), f"','.join(map(_int, {expr}))", _Text("]")]
+        name = f"_w{len(self.names)}"
+        self.names[name] = _value_writer(spec)
+        return [f"{name}({expr})"]
+
+
+def _concatenation(pieces: list[str]) -> str:
+    """One expression adding up ``pieces``, adjacent constant text merged."""
+    merged: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, _Text) and merged and isinstance(merged[-1], _Text):
+            merged[-1] = _Text(merged[-1] + piece)
+        else:
+            merged.append(piece)
+    return " + ".join(repr(str(p)) if isinstance(p, _Text) else p for p in merged)
+
+
 def _compile(cls: type) -> Writer:
     if not (isinstance(cls, type) and issubclass(cls, Wire)):
         raise TypeError(f"{cls!r} is not a wire class")
-    names: dict[str, Any] = {"_int": _int_text, "_str": encode_basestring}
-    # Per member: its key text, the attribute holding the value (None for the constant
-    # ``type``), the function writing the value, and whether None leaves it out.
-    members: list[tuple[str, str | None, str, bool]] = []
+    source = _Source()
+    # Per member: its key text, the pieces writing its value, and for an optional member
+    # (left out when None) the local holding it.
+    members: list[tuple[str, list[str], str | None]] = []
     if issubclass(cls, Message):
-        members.append(('"type":' + encode_basestring(cls.type), None, "", False))
-    for index, field in enumerate(field_table(cls)):
-        if isinstance(field.spec, Int):
-            write = "_int"
-        elif isinstance(field.spec, Str | Choice):
-            write = "_str"
-        else:
-            write = f"_w{index}"
-            names[write] = _value_writer(field.spec)
+        members.append(('"type":' + encode_basestring(cls.type), [], None))
+    for field in field_table(cls):
         key = encode_basestring(field.name) + ":"
-        members.append((key, field.name, write, field.default is None))
-    if any(optional for *_, optional in members):
-        lines = ["def write(obj):", "    parts = []"]
-        for key, name, write, optional in members:
-            if name is None:
-                lines.append(f"    parts.append({key!r})")
-            elif optional:
-                lines += [
-                    f"    value = obj.{name}",
-                    f"    if value is not None: parts.append({key!r} + {write}(value))",
-                ]
-            else:
-                lines.append(f"    parts.append({key!r} + {write}(obj.{name}))")
-        lines.append("    return '{' + ','.join(parts) + '}'")
-    else:
-        # Every member is always written: one concatenation, constant text merged.
+        if field.default is None:
+            # Written only when not None: through its value writer, after the check.
+            value = source.local(f"obj.{field.name}")
+            name = f"_w{len(source.names)}"
+            source.names[name] = _value_writer(field.spec)
+            members.append((key, [f"{name}({value})"], value))
+        else:
+            members.append((key, source.pieces(field.spec, f"obj.{field.name}"), None))
+    if all(optional is None for *_, optional in members):
+        # Every member is always written: one concatenation.
         pieces: list[str] = []
-        literal = "{"
-        for number, (key, name, write, _) in enumerate(members):
-            literal += ("," if number else "") + key
-            if name is not None:
-                pieces += [repr(literal), f"{write}(obj.{name})"]
-                literal = ""
-        pieces.append(repr(literal + "}"))
-        lines = ["def write(obj):", "    return " + " + ".join(pieces)]
+        for number, (key, value_pieces, _) in enumerate(members):
+            pieces += [_Text(("{" if number == 0 else ",") + key), *value_pieces]
+        body = [f"    return {_concatenation([*pieces, _Text('}')])}"]
+    else:
+        body = ["    parts = []"]
+        for key, value_pieces, optional in members:
+            member = f"parts.append({_concatenation([_Text(key), *value_pieces])})"
+            if optional is not None:
+                body.append(f"    if {optional} is not None: {member}")
+            else:
+                body.append(f"    {member}")
+        body.append("    return '{' + ','.join(parts) + '}'")
     namespace: dict[str, Any] = {}
-    exec("\n".join(lines), names, namespace)  # the source is built above from the field table
+    # The source is built above from the field table.
+    text = "\n".join(["def write(obj):", *source.lines, *body])
+    exec(text, source.names, namespace)
     writer: Writer = namespace["write"]
+    writer.__doc__ = text  # the generated source, for anyone debugging a writer
     writer.__qualname__ = f"{cls.__name__}.to_json"
     return writer

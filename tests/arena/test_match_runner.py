@@ -233,6 +233,7 @@ async def test_overage_comes_out_of_the_bank_and_flags_when_empty(make_runner) -
     h = await make_runner(move_ms=100, bank_ms=500)
     await h.play(0, 4, think_s=0.4)  # 300 ms over: bank 500 -> 200
     assert h.runner.clocks().bank_ms == (200, 500)
+    assert h.links[1].of(Moved)[-1].clocks.time_left_ms == (300, 600)
     await h.play(1, 0, think_s=0.05)
     assert h.links[0].of(YourTurn)[-1].time_left_ms == 300
     h.clock.advance(0.299)

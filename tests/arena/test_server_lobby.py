@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from arena.lobby import Lobby
 from arena.server import ArenaServer
@@ -117,23 +118,31 @@ async def test_cancel_seek_withdraws(server: ArenaServer, bot: Any) -> None:
     assert [s.bot for s in server.lobby.seeks] == ["bob"]
 
 
-async def test_seeks_after_the_first_are_handled_from_the_rating_cache(
+async def test_seeks_read_the_ratings_cached_at_hello_not_the_database(
     server: ArenaServer, bot: Any
 ) -> None:
-    alice = await bot("alice")
-    assert server.store.cached_rating("alice", "connect4") == (False, None)
-    await alice.send(type="seek", game="connect4", time_control=TC)  # looks the rating up
-    await alice.send(type="cancel_seek", game="connect4")
-    await alice.send(type="games")
-    assert (await alice.recv()).type == "games"
-    assert server.store.cached_rating("alice", "connect4") == (True, None)  # not rated yet
-    # From here seeks take the synchronous path; errors are answered the same way.
-    await alice.send(type="seek", game="connect4", time_control={"move_ms": 1}, id="bad-tc")
-    assert (await alice.expect_error("bad_value")).ref == "bad-tc"
-    await alice.send(type="seek", game="connect4", time_control=TC)
-    await alice.send(type="seek", game="connect4", time_control=TC, id="twice")
-    assert (await alice.expect_error("already_seeking")).ref == "twice"
-    assert [(s.bot, s.rating) for s in server.lobby.seeks] == [("alice", 1500.0)]
+    statements: list[str] = []
+
+    def count(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    event.listen(server.store.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        alice = await bot("alice")
+        assert server.store.cached_rating("alice", "connect4") == (True, None)  # not rated yet
+        assert server.store.cached_rating("alice", "uttt") == (True, None)
+        after_hello = len(statements)
+        # Every seek, the first included, takes the synchronous path; errors are answered
+        # the same way.
+        await alice.send(type="seek", game="connect4", time_control={"move_ms": 1}, id="bad-tc")
+        assert (await alice.expect_error("bad_value")).ref == "bad-tc"
+        await alice.send(type="seek", game="connect4", time_control=TC)
+        await alice.send(type="seek", game="connect4", time_control=TC, id="twice")
+        assert (await alice.expect_error("already_seeking")).ref == "twice"
+        assert [(s.bot, s.rating) for s in server.lobby.seeks] == [("alice", 1500.0)]
+        assert after_hello > 0 and statements[after_hello:] == []
+    finally:
+        event.remove(server.store.engine.sync_engine, "before_cursor_execute", count)
 
 
 async def test_max_matches_allows_simultaneous_matches(server: ArenaServer, bot: Any) -> None:

@@ -84,6 +84,10 @@ async def test_resume_from_too_far_back_gets_a_fresh_snapshot(
     await watcher.send(type="watch", match_id=match_id, since=1)  # only events 3 and 4 are kept
     snapshot = await watcher.expect(Snapshot)
     assert snapshot.moves == (0, 1, 2, 3) and snapshot.last_event == 4
+    again = await spectator(server)
+    await again.send(type="watch", match_id=match_id, since=2)  # 3 and 4 are kept: no gap
+    replayed = [await again.expect(Event) for _ in range(2)]
+    assert [(e.seq, e.moved.move) for e in replayed] == [(3, 2), (4, 3)]
 
 
 async def test_watch_all_follows_new_matches(

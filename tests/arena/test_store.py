@@ -96,6 +96,25 @@ async def test_add_and_authenticate(store: Store) -> None:
     assert [b.name for b in await store.list_bots()] == ["alpha", "beta"]
 
 
+async def test_authenticate_caches_the_bots_ratings(db_url: str, store: Store) -> None:
+    tokens = await add_bots(store, "alpha", "beta")
+    match_id = await store.create_match(GAME, ("alpha", "beta"), 1000, 0)
+    await play(store, match_id, 7)
+    await store.finish_match(match_id, 0, "line", None, True)
+    # A second store over the same database (a restarted server) knows nothing yet.
+    fresh = await Store.open(db_url)
+    try:
+        assert fresh.cached_rating("alpha", GAME) == (False, None)
+        assert await fresh.authenticate("alpha", tokens["beta"]) is None
+        assert fresh.cached_rating("alpha", GAME) == (False, None)  # a failed login reads none
+        assert await fresh.authenticate("alpha", tokens["alpha"]) is not None
+        assert fresh.cached_rating("alpha", GAME) == (True, 1516.0)
+        assert fresh.cached_rating("alpha", "tictactoe") == (True, None)  # not rated there
+        assert fresh.cached_rating("beta", GAME) == (False, None)
+    finally:
+        await fresh.close()
+
+
 async def test_duplicate_and_bad_names(store: Store) -> None:
     await store.add_bot("alpha")
     with pytest.raises(BotExistsError):

@@ -96,6 +96,16 @@ async def test_migrated_schema_matches_the_models(fresh_pg: str) -> None:
         await store.close()
 
 
+async def test_postgres_writes_inline_even_when_a_writer_process_is_asked_for(
+    fresh_pg: str,
+) -> None:
+    store = await Store.open(fresh_pg, writer_process=True)
+    try:
+        assert store.writer == "inline"
+    finally:
+        await store.close()
+
+
 async def test_two_processes_migrating_at_once(fresh_pg: str) -> None:
     stores = await asyncio.gather(*(Store.open(fresh_pg) for _ in range(3)))
     try:

@@ -39,7 +39,7 @@ async def process_store(tmp_path: Path) -> AsyncIterator[Store]:
 
 def writer_of(store: Store) -> WriterProcess:
     writer = store._writer  # the process is the thing under test here
-    assert writer is not None
+    assert writer is not None and store.writer == "process"
     return writer
 
 
@@ -85,14 +85,20 @@ async def test_the_writer_runs_below_the_servers_priority(process_store: Store) 
     assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, server + WRITER_NICENESS)
 
 
-async def test_a_killed_writer_is_replaced_and_no_move_is_lost(process_store: Store) -> None:
-    store = process_store
+async def written_match(store: Store, plies: int) -> tuple[str, int]:
+    """A match of alpha and beta with ``plies`` moves, all written; and the writer's pid."""
     for name in ("alpha", "beta"):
         await store.add_bot(name)
-    match_id = await play(store, ("alpha", "beta"), 3)
+    match_id = await play(store, ("alpha", "beta"), plies)
     await store.flush()
-    first_pid = writer_of(store).pid
-    assert first_pid is not None
+    pid = writer_of(store).pid
+    assert pid is not None
+    return match_id, pid
+
+
+async def test_a_killed_writer_is_replaced_and_no_move_is_lost(process_store: Store) -> None:
+    store = process_store
+    match_id, first_pid = await written_match(store, 3)
     os.kill(first_pid, signal.SIGKILL)
     for ply in range(3, 9):
         await store.record_move(match_id, ply, ply % 2, 1, 3, 1)
@@ -106,6 +112,23 @@ async def test_a_killed_writer_is_replaced_and_no_move_is_lost(process_store: St
     assert await store.finish_match(match_id, 1, "line", None, False) == []
     record = await store.get_match(match_id)
     assert record is not None and [m.ply for m in record.moves] == list(range(9))
+
+
+async def test_a_match_end_in_the_batch_a_broken_writer_fails_is_still_recorded(
+    process_store: Store,
+) -> None:
+    store = process_store
+    match_id, first_pid = await written_match(store, 7)
+    # The pipe to the writer breaks: the next batch, holding the end, fails for certain.
+    conn = writer_of(store)._conn
+    assert conn is not None
+    conn.close()
+    changes = await store.finish_match(match_id, 0, "line", None, True)
+    assert changes == [RatingChange("alpha", 1500.0, 1516.0), RatingChange("beta", 1500.0, 1484.0)]
+    assert store.commit_stats.failures == 1
+    assert writer_of(store).pid not in (None, first_pid)
+    record = await store.get_match(match_id)
+    assert record is not None and record.status == "finished" and len(record.moves) == 7
 
 
 async def test_a_late_answer_is_not_taken_for_the_next_batch(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -68,6 +69,28 @@ def test_a_decided_game_has_no_legal_moves(name: str, picks: list[int]) -> None:
     for move in range(state.num_moves):
         with pytest.raises(IllegalMoveError, match="over"):
             state.play(move)
+
+
+@given(game_names, choices)
+def test_exactly_the_legal_moves_can_be_played(name: str, picks: list[int]) -> None:
+    for state in walk(name, picks):
+        legal = state.legal_moves()
+        for move in range(state.num_moves):
+            if move in legal:
+                state.play(move)
+            else:
+                with pytest.raises(IllegalMoveError):
+                    state.play(move)
+
+
+@given(game_names, choices)
+def test_the_encoding_after_a_move_follows_from_the_one_before(
+    name: str, picks: list[int]
+) -> None:
+    states = walk(name, picks)
+    for before, after in itertools.pairwise(states):
+        move = after.moves[-1]
+        assert after.encode_after(before.encode(), move) == after.encode()
 
 
 @given(game_names, choices)
