@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Literal
 
@@ -28,7 +27,7 @@ from sqlalchemy import update
 from arena.errors import BotExistsError
 from arena.store import Store
 from arena.store.models import Bot
-from arena.store.store import hash_token
+from arena.store.store import hash_token, new_token
 
 Action = Literal["kept", "added", "reissued"]
 
@@ -53,7 +52,7 @@ async def reissue_token(store: Store, name: str) -> str:
     one means remove + re-add under a new name), so it is one UPDATE through the
     store's engine, in its own write transaction (``BEGIN IMMEDIATE`` on SQLite).
     """
-    token = secrets.token_urlsafe(32)
+    token = new_token()
     async with store.engine.begin() as connection:
         result = await connection.execute(
             update(Bot).where(Bot.name == name).values(token_hash=hash_token(token), active=True)

@@ -82,6 +82,24 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def random_text(nbytes: int) -> str:
+    """``nbytes`` random bytes as URL-safe text that never starts with ``-``.
+
+    Tokens and match ids are typed on command lines (``--token T``, ``arena
+    watch ID``), where argparse would take a leading ``-`` for an option; one
+    draw in 64 would otherwise start with one.
+    """
+    while True:
+        text = secrets.token_urlsafe(nbytes)
+        if not text.startswith("-"):
+            return text
+
+
+def new_token() -> str:
+    """A fresh bot token: 256 random bits."""
+    return random_text(32)
+
+
 def hash_token(token: str) -> str:
     """The stored form of a bot token: its SHA-256 hex digest.
 
@@ -209,7 +227,7 @@ class Store:
         """Register a bot and return its fresh token; only a hash of the token is kept."""
         if not name or len(name) > _MAX_NAME or name != name.strip():
             raise ValueError(f"a bot name is 1-{_MAX_NAME} characters without outer spaces")
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         try:
             async with self._write() as session:
                 if await session.scalar(select(Bot.id).where(Bot.name == name)) is not None:
@@ -301,7 +319,7 @@ class Store:
         if move_ms <= 0 or bank_ms < 0:
             raise ValueError("move_ms must be positive and bank_ms not negative")
         ids = await self._bot_ids_of(players)
-        match_id = secrets.token_urlsafe(8)
+        match_id = random_text(8)
         self._buffer.add_match(
             {
                 "id": match_id,

@@ -32,6 +32,7 @@ from arena.store import (
     Store,
 )
 from arena.store.models import Move
+from arena.store.store import random_text
 
 GAME = "connect4"
 
@@ -132,6 +133,16 @@ async def test_token_is_stored_only_as_its_hash(store: Store) -> None:
     values = [str(value) for value in rows[0]]
     assert not any(token in value for value in values)
     assert hashlib.sha256(token.encode()).hexdigest() in values
+
+
+def test_tokens_and_match_ids_never_start_with_a_dash() -> None:
+    # argparse would read "--token -x..." or "arena watch -x..." as an option.
+    # One token_urlsafe draw in 64 starts with "-": in 20,000 draws the old
+    # code fails this with certainty (the chance of no "-" is about 1e-137).
+    first = {random_text(1)[0] for _ in range(20_000)}
+    assert "-" not in first
+    assert len(first) == 63  # every other URL-safe character still occurs
+    assert len(random_text(32)) == 43
 
 
 async def test_remove_bot_disables_but_keeps_history(store: Store) -> None:

@@ -38,7 +38,10 @@ class Watcher:
             while True:
                 raw = await self.proc.stdout.readline()
                 if not raw:
-                    raise AssertionError(f"watch ended before {text!r}: {self.lines}")
+                    err = await self.proc.stderr.read() if self.proc.stderr else b""
+                    raise AssertionError(
+                        f"watch ended before {text!r}: {self.lines}; stderr: {err.decode()}"
+                    )
                 self.lines.append(raw.decode().rstrip("\n"))
                 if text in self.lines[-1]:
                     return
