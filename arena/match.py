@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from arena.clock import Clock, GameClock
+from arena.clock import Snapshot as ClockSnapshot
 from protocol.errors import IllegalMoveError, ProtocolError
 from protocol.games import GameState, Outcome, Termination, new_game
 from protocol.messages import (
@@ -228,8 +229,8 @@ class MatchRunner:
         self._gone_since = [None if link else clock.now() for link in links]
         self._has_moved = [False, False]
         self._game_clock = GameClock.start(time_control.move_ms, time_control.bank_ms)
-        self._clocks_of = self._game_clock.snapshot()
-        self._clocks = Clocks(time_left_ms=self._clocks_of[0], bank_ms=self._clocks_of[1])
+        self._clocks_of: ClockSnapshot | None = None  # what ``_clocks`` was made from
+        self._clocks = self.clocks()
         self._turn_started = 0.0
         self._turn_rtt_ms = 0.0
         self._turn_deadline = 0.0
