@@ -14,8 +14,8 @@ order: new matches, moves, then ends, each end with its result and both
 rating changes. Bot ids and ratings that the server needs when it pairs
 and starts matches come from in-memory caches (``rating_hint``), filled
 when a bot logs in (``authenticate``) and kept current by every match this
-store finishes: the database stays authoritative, and every finish reads the current ratings
-inside its own transaction.
+store finishes: the database stays authoritative, and every finish reads
+the current ratings inside its own transaction.
 
 The batch SQL itself lives in ``batch_sql`` (synchronous, run here through
 ``AsyncSession.run_sync``); with ``writer_process=True`` a SQLite store sends
