@@ -168,7 +168,12 @@ def _add_watch_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     watch = commands.add_parser(
         "watch", help="follow a live match (or the next to start) in the terminal"
     )
-    watch.add_argument("match_id", nargs="?", help="the match to follow (default: any live one)")
+    watch.add_argument(
+        "match_id",
+        nargs="?",
+        help="the match to follow (default: any live one); an old id that starts with '-' "
+        "goes after '--': arena watch -- -Ab3x",
+    )
     watch.add_argument("--url", default=DEFAULT_WS, help="server websocket URL")
     watch.add_argument(
         "--follow", action="store_true", help="after the end, go on with the next match"

@@ -13,7 +13,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from arena.cli import main
+from arena.cli import build_parser, main
 from protocol.messages import PROTOCOL_VERSION
 
 
@@ -43,6 +43,16 @@ def test_bots_add_list_remove_and_leaderboard(
     other = f"sqlite+aiosqlite:///{tmp_path / 'other.db'}"
     code, out, _ = run(capsys, "bots", "list", "--db", other)
     assert "alice" not in out
+
+
+def test_an_old_match_id_that_starts_with_a_dash_is_passed_after_double_dash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The way out the help text and README give for ids made before ids avoided "-".
+    assert build_parser().parse_args(["watch", "--", "-Ab3x"]).match_id == "-Ab3x"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["watch", "-Ab3x"])
+    assert "-Ab3x" in capsys.readouterr().err
 
 
 async def test_serve_shuts_down_cleanly_on_sigterm(tmp_path: Path) -> None:
