@@ -11,9 +11,10 @@ writer does. Both run on the event loop ``arena serve`` uses
 (``arena.runtime``: uvloop unless ``ARENA_EVENT_LOOP=asyncio``), and the
 server manages its heap as ``arena serve`` does (``settle_heap``). Bots first
 seek at seeded random times over the first half of the warm-up; each
-answers every ``your_turn`` at once (or after ``--think-ms``) with a seeded
-random legal move (or the first one), and seeks again after ``match_end``
-until the measured window is over. Then the
+answers every ``your_turn`` at once (or after a think time drawn, seeded,
+from ``--think-ms`` ±50%, ``--think-jitter``) with a seeded random legal
+move (or the first one), and seeks again after ``match_end`` until the
+measured window is over. Then the
 bots finish the matches they are in, the server shuts down, and the database
 is checked: it must hold exactly the moves the clients saw confirmed.
 
@@ -30,9 +31,14 @@ commit, serialize, send), twice:
 - as the client's loop handled it: the same plus however long the client
   process, busy with its other connections, took to get to that socket.
 
-Beside them: how late the server's own event loop runs (a 10 ms ticker) and
-its garbage-collector passes in the window, the two things that stall every
-move at once.
+Beside them: the server's CPU time per move; how late the server's own event
+loop runs (a 10 ms ticker) and its garbage-collector passes in the window,
+the two things that stall every move at once.
+
+These machines are shared: the same code at the same settings has needed
+from about 140 to 270 us of server CPU per move within one hour. Compare configurations
+side by side in one invocation (comma lists) and with ``--repeat``, which
+runs them all round-robin and prints the medians.
 
 Which run the target (500 concurrent matches, >= 5,000 moves/s, p99 <= 10 ms)
 is about: with instant bots every live match always has one move in flight,
@@ -48,6 +54,7 @@ once, and close to all 500 matches are live at any moment).
     python bench/server_load.py                    # 500 matches, 20 s window
     python bench/server_load.py --matches 50,200,500 --seconds 20
     python bench/server_load.py --think-ms 80,120,160,200 --pairing-window 0.05   # load sweep
+    python bench/server_load.py --think-ms 80 --pairing-window 0.05 --think-jitter 0.5,0 --repeat 3
     python bench/server_load.py --matches 500 --client-procs 2 --game tictactoe
     python bench/server_load.py --db-writer inline,process   # SQLite writers side by side
     python bench/server_load.py --db postgresql+asyncpg://user:pw@127.0.0.1/arena
@@ -123,6 +130,17 @@ preempts the server adds its own delay to the latency being measured. Measured a
 2,300 moves/s (``--think-ms 200``), five runs each: median p99 13.7 ms at +5, 17.0 ms at 0;
 a small effect next to run-to-run noise (11.9-19.6 ms at +5)."""
 
+DEFAULT_THINK_JITTER = 0.5
+"""How far a bot's think time varies around ``--think-ms`` (a fraction of it). With one
+fixed think time for all 1,000 bots the load phase-locks: a burst of moves that the server
+answers in one turn of its loop comes back as a burst exactly ``think_ms`` later, again and
+again, which no population of real bots does. Measured side by side at ``--think-ms 80``,
+500 matches, alternating runs: while the server had headroom (5,620-5,780 moves/s, 80-82%
+of a core) p99 was 6.9 and 6.6 ms with 0.5 against 10.3 and 14.0 ms with 0; on a busier
+machine (4,560-5,600 moves/s, 84-94%) the medians of three were 22.9 against 30.9 ms in one
+series and 22.1 against 21.9 ms in another: once the server is saturated, its queue
+dominates either way."""
+
 _PROCESS_START_TIMEOUT_S = 60.0
 _DRAIN_TIMEOUT_S = 15.0
 """After the window, how long bots may take to finish the matches they are in."""
@@ -148,10 +166,13 @@ class LoadSpec:
     """``random`` (seeded, per bot) or ``first`` (always the first legal move)."""
     seed: int = 1
     think_ms: float = 0.0
-    """How long each bot waits before answering a ``your_turn``. Instant bots (0) are a
-    closed loop: they answer as fast as the server replies, so the server is always
-    saturated and its latency is its queue (Little's law: live matches / moves per second).
-    A think time offers a fixed load instead, as real bots do."""
+    """How long each bot waits before answering a ``your_turn``, on average. Instant bots
+    (0) are a closed loop: they answer as fast as the server replies, so the server is
+    always saturated and its latency is its queue (Little's law: live matches / moves per
+    second). A think time offers a fixed load instead, as real bots do."""
+    think_jitter: float = DEFAULT_THINK_JITTER
+    """Each think time is drawn uniformly from ``think_ms * (1 -+ think_jitter)`` (seeded
+    per bot); 0 makes every think exactly ``think_ms``."""
     pairing_window_s: float = DEFAULT_PAIRING_WINDOW_S
     rate_per_s: float = DEFAULT_RATE_PER_S
     """The server's per-connection message rate limit; the protocol's own by default. Moves
@@ -211,6 +232,13 @@ class LoadReport:
     server loop's lateness and GC passes (``_ServerWatch``)."""
     window: tuple[float, float] = (0.0, 0.0)
     """The measured window, in ``perf_counter`` time (shared by all processes)."""
+
+    @property
+    def server_us_per_move(self) -> float:
+        """Server CPU time per confirmed move in the window, in microseconds."""
+        if self.server_cpu is None or self.moves_per_s <= 0:
+            return float("nan")
+        return self.server_cpu / self.moves_per_s * 1e6
 
     @property
     def writer(self) -> str:
@@ -276,6 +304,7 @@ class _ClientSpec:
     seconds: float
     pairing_window_s: float
     think_ms: float
+    think_jitter: float
     niceness: int
 
 
@@ -580,6 +609,13 @@ class LeanSocket(asyncio.Protocol):
         transport.write(header + mask + apply_mask(payload, mask))
 
 
+def think_delay(mean_s: float, jitter: float, rng: random.Random) -> float:
+    """One think time: uniform on ``mean_s * (1 -+ jitter)``; exactly ``mean_s`` at 0."""
+    if not jitter:
+        return mean_s
+    return mean_s * (1.0 + jitter * (2.0 * rng.random() - 1.0))
+
+
 class _Bot:
     """One instant-move bot: seek, answer every turn at once, seek again."""
 
@@ -598,6 +634,9 @@ class _Bot:
         self._move_prefix = ""
         self._first = clients.spec.policy == "first"
         self._think_s = clients.spec.think_ms / 1000.0
+        self._jitter = clients.spec.think_jitter
+        # Its own generator: the same bots play the same moves whatever the jitter.
+        self._think_rng = random.Random(-1 - seed)
         self._loop = asyncio.get_running_loop()
         self._seek = json.dumps(
             {
@@ -643,7 +682,11 @@ class _Bot:
             ply = self.pending_ply = msg["ply"]
             reply = f'{self._move_prefix}{ply},"move":{move}}}'
             if self._think_s > 0:
-                self._loop.call_later(self._think_s, self._send_move, reply)
+                self._loop.call_later(
+                    think_delay(self._think_s, self._jitter, self._think_rng),
+                    self._send_move,
+                    reply,
+                )
             else:
                 self._send_move(reply)
         elif kind == "match_start":
@@ -996,6 +1039,7 @@ def _drive(
         policy=spec.policy,
         seed=spec.seed,
         think_ms=spec.think_ms,
+        think_jitter=spec.think_jitter,
         warmup=spec.warmup,
         seconds=spec.seconds,
         pairing_window_s=spec.pairing_window_s,
@@ -1199,7 +1243,15 @@ def format_report(report: LoadReport) -> str:
             _fmt_spread(stats.latencies_ms) + " (as the client's loop handled it)",
         ),
         ("client loop lag p99", f"{_quantile(stats.lag_ms, 0.99):.2f} ms"),
-        ("server CPU", _fmt_pct(report.server_cpu)),
+        (
+            "server CPU",
+            _fmt_pct(report.server_cpu)
+            + (
+                f" ({report.server_us_per_move:.0f} us per move)"
+                if report.server_cpu is not None and report.moves_per_s > 0
+                else ""
+            ),
+        ),
         ("server loop lag", _fmt_spread(report.server_lag_ms())),
         (
             "server GC passes",
@@ -1227,11 +1279,65 @@ def format_report(report: LoadReport) -> str:
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
 
+def _config(spec: LoadSpec) -> tuple[int, float, float, str]:
+    """What a run measured, as opposed to which repetition it was."""
+    return (spec.matches, spec.think_ms, spec.think_jitter, spec.db_writer)
+
+
+def _median_rows(reports: Sequence[LoadReport]) -> list[tuple[str, ...]]:
+    """Per configuration run more than once: the medians over its runs."""
+    groups: dict[tuple[int, float, float, str], list[LoadReport]] = {}
+    for r in reports:
+        groups.setdefault(_config(r.spec), []).append(r)
+    rows: list[tuple[str, ...]] = []
+    for (matches, think, jitter, writer), runs in groups.items():
+        if len(runs) < 2:
+            continue
+        cpus = [r.server_cpu for r in runs if r.server_cpu is not None]
+
+        def median(values: list[float], fmt: str) -> str:
+            clean = [v for v in values if v == v]  # NaN: a run without kernel times
+            return format(statistics.median(clean), fmt) if clean else "n/a"
+
+        row: tuple[str, ...] = (
+            f"median of {len(runs)}: {matches}",
+            f"{think:g}",
+            f"{jitter:g}",
+            writer,
+            median([statistics.fmean(r.live_samples or [0.0]) for r in runs], ".0f"),
+            median([float(r.stats.window_matches_ended) for r in runs], ".0f"),
+            median([r.moves_per_s for r in runs], ".0f"),
+            median([r.server_added(0.5) for r in runs], ".2f"),
+            median([r.server_added(0.99) for r in runs], ".2f"),
+            median([max(r.stats.arrival_ms, default=float("nan")) for r in runs], ".2f"),
+            median([r.latency(0.99) for r in runs], ".2f"),
+            "",
+            f"{100 * statistics.median(cpus):.0f}%" if cpus else "n/a",
+            median([r.server_us_per_move for r in runs], ".0f"),
+            "OK" if all(r.persisted for r in runs) else "MISMATCH",
+        )
+        rows.append(row)
+    return rows
+
+
 def format_summary(reports: Sequence[LoadReport]) -> str:
-    """One row per run, with the issue's targets."""
+    """One row per run (and the medians of repeated runs), with the issue's targets."""
     header = (
-        "matches", "think ms", "writer", "live", "done", "moves/s", "p50 ms", "p99 ms",
-        "max ms", "client p99", "commit p99", "srv CPU", "DB",
+        "matches",
+        "think ms",
+        "jitter",
+        "writer",
+        "live",
+        "done",
+        "moves/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "client p99",
+        "commit p99",
+        "srv CPU",
+        "us/move",
+        "DB",
     )
     rows = [header]
     for r in reports:
@@ -1239,6 +1345,7 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
             (
                 str(r.spec.matches),
                 f"{r.spec.think_ms:g}",
+                f"{r.spec.think_jitter:g}",
                 r.writer,
                 f"{statistics.fmean(r.live_samples or [0.0]):.0f}",
                 str(r.stats.window_matches_ended),
@@ -1249,15 +1356,23 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
                 f"{r.latency(0.99):.2f}",
                 _commit_p99(r.commits),
                 "n/a" if r.server_cpu is None else f"{100 * r.server_cpu:.0f}%",
+                f"{r.server_us_per_move:.0f}",
                 "OK" if r.persisted else "MISMATCH",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    medians = _median_rows(reports)
+    widths = [max(len(row[i]) for row in rows + medians) for i in range(len(header))]
+
+    def line(row: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
+
+    rule = "  ".join("-" * w for w in widths)
+    lines = [line(header), rule, *(line(row) for row in rows[1:])]
+    if medians:
+        lines += [rule, *(line(row) for row in medians)]
     lines.append(
         "p50/p99/max: server-added latency (to the kernel's receive time); client p99: "
-        "as the client's loop handled the moved"
+        "as the client's loop handled the moved; us/move: server CPU per move"
     )
     lines.append(
         f"target: {TARGET_MATCHES} matches, >= {TARGET_MOVES_PER_S:.0f} moves/s, "
@@ -1282,6 +1397,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--think-ms",
         default="0",
         help="bots wait this long before each move; a comma list runs each (a load sweep)",
+    )
+    parser.add_argument(
+        "--think-jitter",
+        default=str(DEFAULT_THINK_JITTER),
+        help="each think time is drawn from think-ms * (1 -+ this), seeded per bot; "
+        "0: every think is exactly think-ms; a comma list runs each",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run every configuration this many times, round-robin, and print medians",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -1326,17 +1453,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         thinks = [float(part) for part in str(args.think_ms).split(",")]
     except ValueError:
         parser.error(f"--think-ms takes numbers, got {args.think_ms!r}")
-    runs = [(n, w, t) for n in counts for t in thinks for w in writers]
-    for n, writer, think in runs:
-        spec = replace(base, matches=n, db_writer=writer, think_ms=think)
-        print(
-            f"== {n} matches, {spec.game}, think {think:g} ms, "
-            f"{spec.client_procs} client process(es), {writer} DB writer",
-            flush=True,
-        )
-        report = run_load(spec)
-        print(format_report(report), flush=True)
-        reports.append(report)
+    try:
+        jitters = [float(part) for part in str(args.think_jitter).split(",")]
+    except ValueError:
+        parser.error(f"--think-jitter takes numbers, got {args.think_jitter!r}")
+    if not all(0.0 <= j <= 1.0 for j in jitters):
+        parser.error("--think-jitter takes fractions from 0 to 1")
+    if args.repeat < 1:
+        parser.error("--repeat takes a positive count")
+    configs = [(n, w, t, j) for n in counts for t in thinks for j in jitters for w in writers]
+    # Round-robin, so slow drift of a shared machine spreads over every configuration.
+    for _ in range(args.repeat):
+        for n, writer, think, jitter in configs:
+            spec = replace(base, matches=n, db_writer=writer, think_ms=think, think_jitter=jitter)
+            print(
+                f"== {n} matches, {spec.game}, think {think:g} ms"
+                + (f" -+{100 * jitter:g}%" if think and jitter else "")
+                + f", {spec.client_procs} client process(es), {writer} DB writer",
+                flush=True,
+            )
+            report = run_load(spec)
+            print(format_report(report), flush=True)
+            reports.append(report)
     if len(reports) > 1:
         print()
         print(format_summary(reports))

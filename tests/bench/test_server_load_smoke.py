@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import random
+import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from bench.server_load import LoadSpec, format_report, run_load
+import pytest
+
+from bench.server_load import (
+    LoadSpec,
+    format_report,
+    format_summary,
+    main,
+    run_load,
+    think_delay,
+)
 
 
 def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) -> None:
@@ -37,3 +49,43 @@ def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) ->
     text = format_report(report)
     assert "persisted" in text and "server-added latency" in text
     assert report.writer == "process" and "(process writer)" in text  # as arena serve writes
+    # The server's CPU per move is reported beside its share of a core.
+    assert report.server_cpu is not None
+    assert report.server_us_per_move == report.server_cpu / report.moves_per_s * 1e6
+    assert f"({report.server_us_per_move:.0f} us per move)" in text
+
+    # Repeated runs of one configuration get a median row; a different one does not.
+    other = replace(report, spec=replace(spec, think_jitter=0.0))
+    summary = format_summary([report, other, report])
+    medians = [line for line in summary.splitlines() if line.lstrip().startswith("median")]
+    assert len(medians) == 1
+    assert "median of 2: 4" in medians[0]
+    assert f"{report.moves_per_s:.0f}" in medians[0].split()
+
+
+def test_think_times_spread_evenly_around_the_mean_and_are_exact_without_jitter() -> None:
+    rng = random.Random(7)
+    draws = [think_delay(0.08, 0.5, rng) for _ in range(20_000)]
+    assert min(draws) >= 0.04 and max(draws) <= 0.12
+    # Uniform on [0.04, 0.12]: mean 0.08, standard deviation 0.08 / sqrt(12).
+    assert statistics.fmean(draws) == pytest.approx(0.08, abs=0.001)
+    assert statistics.stdev(draws) == pytest.approx(0.08 / 12**0.5, rel=0.03)
+    assert min(draws) < 0.042 and max(draws) > 0.118
+    assert {think_delay(0.08, 0.0, rng) for _ in range(10)} == {0.08}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--think-jitter", "1.5"], "fractions from 0 to 1"),
+        (["--think-jitter", "lots"], "takes numbers"),
+        (["--repeat", "0"], "positive count"),
+    ],
+)
+def test_bad_jitter_and_repeat_are_refused_before_anything_runs(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
