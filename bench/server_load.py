@@ -134,12 +134,12 @@ DEFAULT_THINK_JITTER = 0.5
 """How far a bot's think time varies around ``--think-ms`` (a fraction of it). With one
 fixed think time for all 1,000 bots the load phase-locks: a burst of moves that the server
 answers in one turn of its loop comes back as a burst exactly ``think_ms`` later, again and
-again, which no population of real bots does. Measured side by side at ``--think-ms 80``,
-500 matches, alternating runs: while the server had headroom (5,620-5,780 moves/s, 80-82%
-of a core) p99 was 6.9 and 6.6 ms with 0.5 against 10.3 and 14.0 ms with 0; on a busier
-machine (4,560-5,600 moves/s, 84-94%) the medians of three were 22.9 against 30.9 ms in one
-series and 22.1 against 21.9 ms in another: once the server is saturated, its queue
-dominates either way."""
+again, which no population of real bots does. Measured side by side, 500 matches,
+alternating runs: at ``--think-ms 80`` while the server had headroom (5,620-5,780 moves/s,
+80-82% of a core) p99 was 6.9 and 6.6 ms with 0.5 against 10.3 and 14.0 ms with 0. On a
+busier machine (84-98% of a core), in five series of three runs each (``--think-ms`` 80,
+80, 80, 85 and 100), the median p99 with 0.5 was lower in four, by 2.0 to 8.0 ms, and
+0.2 ms higher in one: once the server is saturated, its queue dominates either way."""
 
 _PROCESS_START_TIMEOUT_S = 60.0
 _DRAIN_TIMEOUT_S = 15.0
