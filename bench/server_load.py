@@ -36,9 +36,9 @@ loop runs (a 10 ms ticker) and its garbage-collector passes in the window,
 the two things that stall every move at once.
 
 These machines are shared: the same code at the same settings has needed
-from about 140 to 270 us of server CPU per move within one hour. Compare configurations
-side by side in one invocation (comma lists) and with ``--repeat``, which
-runs them all round-robin and prints the medians.
+from about 140 to 270 us of server CPU per move within one hour. Compare
+configurations side by side in one invocation (comma lists) and with
+``--repeat``, which runs them all round-robin and prints the medians.
 
 Which run the target (500 concurrent matches, >= 5,000 moves/s, p99 <= 10 ms)
 is about: with instant bots every live match always has one move in flight,
