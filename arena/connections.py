@@ -186,6 +186,17 @@ class ClientConnection:
         """The websocket ping round trip in milliseconds (``connection.latency``)."""
         return self.websocket.latency * 1000.0
 
+    async def measure_rtt(self) -> None:
+        """Ping the client now, so ``rtt_ms`` is measured before its first move.
+
+        websockets' keepalive sends its first ping one ``ping_interval`` after
+        the connection opens; until a pong comes back ``latency`` is 0, and a
+        bot that plays at once would get no round-trip credit at all. Any pong
+        updates ``latency``; this returns once the ping is sent.
+        """
+        with contextlib.suppress(ConnectionClosed):
+            await self.websocket.ping()
+
     @property
     def closing(self) -> bool:
         """True once a close was requested; nothing more will be sent."""

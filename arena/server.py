@@ -443,6 +443,7 @@ class ArenaServer:
         )
         if hello.role == "bot":
             assert hello.name is not None
+            await conn.measure_rtt()
             for runner in self._matches.values():
                 if hello.name in runner.players:
                     runner.attach(hello.name, conn)

@@ -1,0 +1,153 @@
+"""The round-trip credit end to end: a bot on a slow link is not flagged for the network.
+
+The distant bot reaches the server through ``DelayedUplink``, a TCP relay on
+127.0.0.1 that holds back everything the bot sends for a fixed time: its
+moves and its pongs arrive late, exactly as over a long network path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+from arena.server import ArenaServer
+from protocol.messages import PROTOCOL_VERSION, MatchEnd, MatchStart, Moved, YourTurn
+from tests.arena.conftest import Client, ServerFactory
+
+
+class DelayedUplink:
+    """Relays TCP to ``port``, delivering each chunk the client sends ``delay_s`` after it came.
+
+    What the server sends goes through at once. Order is kept in both directions.
+    """
+
+    def __init__(self, port: int, delay_s: float) -> None:
+        self.target_port = port
+        self.delay_s = delay_s
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> int:
+        """Listen on a free loopback port; returns it."""
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    async def close(self) -> None:
+        """Stop listening and cut every relayed connection."""
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        loop = asyncio.get_running_loop()
+        late: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def read_up() -> None:
+            while data := await client_r.read(65536):
+                late.put_nowait((loop.time() + self.delay_s, data))
+            late.put_nowait((loop.time() + self.delay_s, b""))
+
+        async def write_up() -> None:
+            while True:
+                due, data = await late.get()
+                await asyncio.sleep(max(0.0, due - loop.time()))
+                if not data:
+                    server_w.close()
+                    return
+                server_w.write(data)
+                await server_w.drain()
+
+        async def down() -> None:
+            while data := await server_r.read(65536):
+                client_w.write(data)
+                await client_w.drain()
+            client_w.close()
+
+        tasks = [loop.create_task(job()) for job in (read_up, write_up, down)]
+        self._tasks.update(tasks)
+        try:
+            # Each direction ends at its end of file, or when ``close`` cancels it.
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            for task in tasks:
+                task.cancel()
+                self._tasks.discard(task)
+            for writer in (client_w, server_w):
+                writer.close()
+
+
+async def hello(client: Client, name: str, token: str) -> None:
+    """Complete ``client``'s hello as bot ``name``."""
+    await client.send(type="hello", role="bot", version=PROTOCOL_VERSION, name=name, token=token)
+    welcome = await client.recv()
+    assert welcome.type == "welcome", welcome
+
+
+async def test_a_bot_on_a_slow_link_gets_its_round_trip_back_from_its_first_move(
+    make_server: ServerFactory, tokens: dict[str, str]
+) -> None:
+    delay_s, think_s, move_ms = 0.3, 0.25, 400
+    # Keepalive pings a minute apart: within this test, only the ping the server sends
+    # when a bot says hello can have measured the round trip.
+    server: ArenaServer = await make_server(move_ms=move_ms, ping_interval_s=60.0)
+    uplink = DelayedUplink(server.port, delay_s)
+    uplink_port = await uplink.start()
+    far = Client(await connect(f"ws://127.0.0.1:{uplink_port}/", compression=None))
+    near = Client(await connect(f"ws://127.0.0.1:{server.port}/", compression=None))
+    near_task: asyncio.Task[None] | None = None
+    try:
+        await hello(far, "alice", tokens["alice"])
+        await hello(near, "bob", tokens["bob"])
+        time_control: dict[str, Any] = {"move_ms": move_ms, "bank_ms": 0}
+        for client in (far, near):
+            await client.send(type="seek", game="connect4", time_control=time_control)
+
+        async def play_near() -> None:
+            while True:
+                message = await near.recv()
+                if isinstance(message, YourTurn):
+                    await near.move(message, message.legal_moves[0])
+                elif isinstance(message, MatchEnd):
+                    return
+
+        near_task = asyncio.create_task(play_near())
+        # The far bot thinks 250 ms, well inside its 400 ms; the server sees each move
+        # about 550 ms after its your_turn, and only the round-trip credit keeps it in time.
+        start = await far.expect(MatchStart)
+        confirmed = 0
+        while confirmed < 3:
+            message = await far.recv()
+            assert not isinstance(message, MatchEnd), message
+            if isinstance(message, YourTurn):
+                await asyncio.sleep(think_s)
+                await far.move(message, message.legal_moves[0])
+            elif isinstance(message, Moved) and message.player == start.you:
+                confirmed += 1
+        match_id = start.match_id
+        await far.send(type="resign", match_id=match_id)
+        end = await far.expect(MatchEnd)
+        assert end.termination == "resign", end
+        await asyncio.wait_for(near_task, 5.0)
+    finally:
+        if near_task is not None:
+            near_task.cancel()
+        await far.close()
+        await near.close()
+        await uplink.close()
+
+    record = await server.store.get_match(match_id)
+    assert record is not None
+    far_player = record.players.index("alice")
+    far_moves = [m for m in record.moves if m.player == far_player]
+    assert len(far_moves) == 3
+    for stored in far_moves:
+        # The move took longer than move_ms as the server saw it ...
+        assert stored.think_ms >= (think_s + delay_s) * 1000 - 20 > move_ms, stored
+        # ... and the round trip credited back was the measured one, the uplink's delay.
+        assert delay_s * 1000 - 20 <= stored.rtt_ms <= delay_s * 1000 + 150, stored
