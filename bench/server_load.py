@@ -74,6 +74,7 @@ import cProfile
 import gc
 import json
 import logging
+import math
 import multiprocessing
 import os
 import random
@@ -1247,9 +1248,9 @@ def format_report(report: LoadReport) -> str:
             "server CPU",
             _fmt_pct(report.server_cpu)
             + (
-                f" ({report.server_us_per_move:.0f} us per move)"
-                if report.server_cpu is not None and report.moves_per_s > 0
-                else ""
+                ""
+                if math.isnan(report.server_us_per_move)
+                else f" ({report.server_us_per_move:.0f} us per move)"
             ),
         ),
         ("server loop lag", _fmt_spread(report.server_lag_ms())),
@@ -1279,45 +1280,41 @@ def format_report(report: LoadReport) -> str:
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 
 
-def _config(spec: LoadSpec) -> tuple[int, float, float, str]:
-    """What a run measured, as opposed to which repetition it was."""
-    return (spec.matches, spec.think_ms, spec.think_jitter, spec.db_writer)
+_NUMBERS: tuple[tuple[str, Callable[[LoadReport], float], str], ...] = (
+    ("live", lambda r: statistics.fmean(r.live_samples or [0.0]), ".0f"),
+    ("done", lambda r: float(r.stats.window_matches_ended), ".0f"),
+    ("moves/s", lambda r: r.moves_per_s, ".0f"),
+    ("p50 ms", lambda r: r.server_added(0.5), ".2f"),
+    ("p99 ms", lambda r: r.server_added(0.99), ".2f"),
+    ("max ms", lambda r: max(r.stats.arrival_ms, default=float("nan")), ".2f"),
+    ("client p99", lambda r: r.latency(0.99), ".2f"),
+)
+"""The summary's numeric columns: name, value of one run, format."""
 
 
-def _median_rows(reports: Sequence[LoadReport]) -> list[tuple[str, ...]]:
-    """Per configuration run more than once: the medians over its runs."""
-    groups: dict[tuple[int, float, float, str], list[LoadReport]] = {}
-    for r in reports:
-        groups.setdefault(_config(r.spec), []).append(r)
-    rows: list[tuple[str, ...]] = []
-    for (matches, think, jitter, writer), runs in groups.items():
-        if len(runs) < 2:
-            continue
-        cpus = [r.server_cpu for r in runs if r.server_cpu is not None]
+def _cell(values: Sequence[float], fmt: str) -> str:
+    """One run's value as it is, or the median of several (runs without it left out)."""
+    if len(values) == 1:
+        return format(values[0], fmt)
+    known = [v for v in values if v == v]  # NaN: e.g. a run without kernel receive times
+    return format(statistics.median(known), fmt) if known else "n/a"
 
-        def median(values: list[float], fmt: str) -> str:
-            clean = [v for v in values if v == v]  # NaN: a run without kernel times
-            return format(statistics.median(clean), fmt) if clean else "n/a"
 
-        row: tuple[str, ...] = (
-            f"median of {len(runs)}: {matches}",
-            f"{think:g}",
-            f"{jitter:g}",
-            writer,
-            median([statistics.fmean(r.live_samples or [0.0]) for r in runs], ".0f"),
-            median([float(r.stats.window_matches_ended) for r in runs], ".0f"),
-            median([r.moves_per_s for r in runs], ".0f"),
-            median([r.server_added(0.5) for r in runs], ".2f"),
-            median([r.server_added(0.99) for r in runs], ".2f"),
-            median([max(r.stats.arrival_ms, default=float("nan")) for r in runs], ".2f"),
-            median([r.latency(0.99) for r in runs], ".2f"),
-            "",
-            f"{100 * statistics.median(cpus):.0f}%" if cpus else "n/a",
-            median([r.server_us_per_move for r in runs], ".0f"),
-            "OK" if all(r.persisted for r in runs) else "MISMATCH",
-        )
-        rows.append(row)
-    return rows
+def _summary_row(label: str, runs: Sequence[LoadReport]) -> tuple[str, ...]:
+    """The summary line of one run, or the medians of runs of one configuration."""
+    spec = runs[0].spec
+    cpus = [r.server_cpu for r in runs if r.server_cpu is not None]
+    return (
+        label,
+        f"{spec.think_ms:g}",
+        f"{spec.think_jitter:g}",
+        runs[0].writer,
+        *(_cell([value(r) for r in runs], fmt) for _, value, fmt in _NUMBERS),
+        _commit_p99(runs[0].commits) if len(runs) == 1 else "",
+        f"{100 * statistics.median(cpus):.0f}%" if cpus else "n/a",
+        _cell([r.server_us_per_move for r in runs], ".0f"),
+        "OK" if all(r.persisted for r in runs) else "MISMATCH",
+    )
 
 
 def format_summary(reports: Sequence[LoadReport]) -> str:
@@ -1327,47 +1324,30 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         "think ms",
         "jitter",
         "writer",
-        "live",
-        "done",
-        "moves/s",
-        "p50 ms",
-        "p99 ms",
-        "max ms",
-        "client p99",
+        *(name for name, _, _ in _NUMBERS),
         "commit p99",
         "srv CPU",
         "us/move",
         "DB",
     )
-    rows = [header]
+    rows = [_summary_row(str(r.spec.matches), [r]) for r in reports]
+    groups: dict[tuple[int, float, float, str], list[LoadReport]] = {}
     for r in reports:
-        rows.append(
-            (
-                str(r.spec.matches),
-                f"{r.spec.think_ms:g}",
-                f"{r.spec.think_jitter:g}",
-                r.writer,
-                f"{statistics.fmean(r.live_samples or [0.0]):.0f}",
-                str(r.stats.window_matches_ended),
-                f"{r.moves_per_s:.0f}",
-                f"{r.server_added(0.5):.2f}",
-                f"{r.server_added(0.99):.2f}",
-                f"{max(r.stats.arrival_ms, default=float('nan')):.2f}",
-                f"{r.latency(0.99):.2f}",
-                _commit_p99(r.commits),
-                "n/a" if r.server_cpu is None else f"{100 * r.server_cpu:.0f}%",
-                f"{r.server_us_per_move:.0f}",
-                "OK" if r.persisted else "MISMATCH",
-            )
-        )
-    medians = _median_rows(reports)
-    widths = [max(len(row[i]) for row in rows + medians) for i in range(len(header))]
+        spec = r.spec  # what was measured, not which repetition it was
+        key = (spec.matches, spec.think_ms, spec.think_jitter, spec.db_writer)
+        groups.setdefault(key, []).append(r)
+    medians = [
+        _summary_row(f"median of {len(runs)}: {runs[0].spec.matches}", runs)
+        for runs in groups.values()
+        if len(runs) > 1
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows, *medians]) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True))
 
     rule = "  ".join("-" * w for w in widths)
-    lines = [line(header), rule, *(line(row) for row in rows[1:])]
+    lines = [line(header), rule, *(line(row) for row in rows)]
     if medians:
         lines += [rule, *(line(row) for row in medians)]
     lines.append(

@@ -137,11 +137,13 @@ ClientFactory = Callable[..., Awaitable[Client]]
 
 @pytest.fixture
 async def connect_client(server: ArenaServer) -> AsyncIterator[ClientFactory]:
-    """Open raw clients to ``server`` (no hello sent)."""
+    """Open raw clients to ``server`` (no hello sent); ``port`` reaches it through a relay."""
     opened: list[Client] = []
 
-    async def factory(target: ArenaServer | None = None, **kwargs: Any) -> Client:
-        port = (target or server).port
+    async def factory(
+        target: ArenaServer | None = None, port: int | None = None, **kwargs: Any
+    ) -> Client:
+        port = port or (target or server).port
         ws = await connect(f"ws://127.0.0.1:{port}/", compression=None, **kwargs)
         client = Client(ws)
         opened.append(client)
@@ -158,8 +160,13 @@ async def bot(
 ) -> Callable[..., Awaitable[Client]]:
     """Connect a registered bot and complete its hello: ``await bot("alice")``."""
 
-    async def factory(name: str, max_matches: int = 1, target: ArenaServer | None = None) -> Client:
-        client = await connect_client(target)
+    async def factory(
+        name: str,
+        max_matches: int = 1,
+        target: ArenaServer | None = None,
+        port: int | None = None,
+    ) -> Client:
+        client = await connect_client(target, port)
         await client.send(
             type="hello",
             role="bot",

@@ -10,11 +10,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from websockets.asyncio.client import connect
-
 from arena.server import ArenaServer
-from protocol.messages import PROTOCOL_VERSION, MatchEnd, MatchStart, Moved, YourTurn
-from tests.arena.conftest import Client, ServerFactory
+from protocol.messages import MatchEnd, MatchStart, Moved, YourTurn
+from tests.arena.conftest import BotFactory, ServerFactory
 
 
 class DelayedUplink:
@@ -82,15 +80,8 @@ class DelayedUplink:
                 writer.close()
 
 
-async def hello(client: Client, name: str, token: str) -> None:
-    """Complete ``client``'s hello as bot ``name``."""
-    await client.send(type="hello", role="bot", version=PROTOCOL_VERSION, name=name, token=token)
-    welcome = await client.recv()
-    assert welcome.type == "welcome", welcome
-
-
 async def test_a_bot_on_a_slow_link_gets_its_round_trip_back_from_its_first_move(
-    make_server: ServerFactory, tokens: dict[str, str]
+    make_server: ServerFactory, bot: BotFactory
 ) -> None:
     delay_s, think_s, move_ms = 0.3, 0.25, 400
     # Keepalive pings a minute apart: within this test, only the ping the server sends
@@ -98,12 +89,10 @@ async def test_a_bot_on_a_slow_link_gets_its_round_trip_back_from_its_first_move
     server: ArenaServer = await make_server(move_ms=move_ms, ping_interval_s=60.0)
     uplink = DelayedUplink(server.port, delay_s)
     uplink_port = await uplink.start()
-    far = Client(await connect(f"ws://127.0.0.1:{uplink_port}/", compression=None))
-    near = Client(await connect(f"ws://127.0.0.1:{server.port}/", compression=None))
     near_task: asyncio.Task[None] | None = None
     try:
-        await hello(far, "alice", tokens["alice"])
-        await hello(near, "bob", tokens["bob"])
+        far = await bot("alice", target=server, port=uplink_port)
+        near = await bot("bob", target=server)
         time_control: dict[str, Any] = {"move_ms": move_ms, "bank_ms": 0}
         for client in (far, near):
             await client.send(type="seek", game="connect4", time_control=time_control)
@@ -137,8 +126,6 @@ async def test_a_bot_on_a_slow_link_gets_its_round_trip_back_from_its_first_move
     finally:
         if near_task is not None:
             near_task.cancel()
-        await far.close()
-        await near.close()
         await uplink.close()
 
     record = await server.store.get_match(match_id)
