@@ -1,8 +1,8 @@
 """The round-trip credit end to end: a bot on a slow link is not flagged for the network.
 
-The distant bot reaches the server through ``DelayedUplink``, a TCP relay on
-127.0.0.1 that holds back everything the bot sends for a fixed time: its
-moves and its pongs arrive late, exactly as over a long network path.
+The distant bot reaches the server through a ``TcpRelay`` on 127.0.0.1 that
+holds back everything the bot sends for a fixed time: its moves and its
+pongs arrive late, exactly as over a long network path.
 """
 
 from __future__ import annotations
@@ -13,71 +13,7 @@ from typing import Any
 from arena.server import ArenaServer
 from protocol.messages import MatchEnd, MatchStart, Moved, YourTurn
 from tests.arena.conftest import BotFactory, ServerFactory
-
-
-class DelayedUplink:
-    """Relays TCP to ``port``, delivering each chunk the client sends ``delay_s`` after it came.
-
-    What the server sends goes through at once. Order is kept in both directions.
-    """
-
-    def __init__(self, port: int, delay_s: float) -> None:
-        self.target_port = port
-        self.delay_s = delay_s
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    async def start(self) -> int:
-        """Listen on a free loopback port; returns it."""
-        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
-
-    async def close(self) -> None:
-        """Stop listening and cut every relayed connection."""
-        if self._server is not None:
-            self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target_port)
-        loop = asyncio.get_running_loop()
-        late: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
-
-        async def read_up() -> None:
-            while data := await client_r.read(65536):
-                late.put_nowait((loop.time() + self.delay_s, data))
-            late.put_nowait((loop.time() + self.delay_s, b""))
-
-        async def write_up() -> None:
-            while True:
-                due, data = await late.get()
-                await asyncio.sleep(max(0.0, due - loop.time()))
-                if not data:
-                    server_w.close()
-                    return
-                server_w.write(data)
-                await server_w.drain()
-
-        async def down() -> None:
-            while data := await server_r.read(65536):
-                client_w.write(data)
-                await client_w.drain()
-            client_w.close()
-
-        tasks = [loop.create_task(job()) for job in (read_up, write_up, down)]
-        self._tasks.update(tasks)
-        try:
-            # Each direction ends at its end of file, or when ``close`` cancels it.
-            await asyncio.gather(*tasks, return_exceptions=True)
-        finally:
-            for task in tasks:
-                task.cancel()
-                self._tasks.discard(task)
-            for writer in (client_w, server_w):
-                writer.close()
+from tests.relay import TcpRelay
 
 
 async def test_a_bot_on_a_slow_link_gets_its_round_trip_back_from_its_first_move(
@@ -87,7 +23,7 @@ async def test_a_bot_on_a_slow_link_gets_its_round_trip_back_from_its_first_move
     # Keepalive pings a minute apart: within this test, only the ping the server sends
     # when a bot says hello can have measured the round trip.
     server: ArenaServer = await make_server(move_ms=move_ms, ping_interval_s=60.0)
-    uplink = DelayedUplink(server.port, delay_s)
+    uplink = TcpRelay(server.port, uplink_delay_s=delay_s)
     uplink_port = await uplink.start()
     near_task: asyncio.Task[None] | None = None
     try:

@@ -29,6 +29,7 @@ from protocol.messages import (
     Watch,
     parse_server_message,
 )
+from tests.relay import TcpRelay
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,45 +106,9 @@ async def test_two_arena_bot_processes_play_rated_matches(server: ArenaServer) -
     assert analysed and all(a.simulations == 300 for a in analysed)
 
 
-class _Cuttable:
-    """A TCP proxy whose connections the test can cut, like a network failure."""
-
-    def __init__(self, target_port: int) -> None:
-        self.target_port = target_port
-        self._writers: list[asyncio.StreamWriter] = []
-
-    async def start(self) -> int:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        self._writers += [writer, up_writer]
-
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            with contextlib.suppress(OSError):
-                while data := await src.read(65536):
-                    dst.write(data)
-                    await dst.drain()
-            dst.close()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-
-    def cut(self) -> None:
-        """Reset every proxied connection, without a websocket close."""
-        for writer in self._writers:
-            writer.transport.abort()
-        self._writers.clear()
-
-    async def close(self) -> None:
-        self.cut()
-        self._server.close()
-
-
 async def test_a_bot_cut_off_mid_match_reconnects_and_finishes_it(server: ArenaServer) -> None:
     tokens = {name: await server.store.add_bot(name) for name in ("alice", "bob")}
-    proxy = _Cuttable(server.port)
+    proxy = TcpRelay(server.port)
     proxy_port = await proxy.start()
     cut_now = asyncio.Event()
 
