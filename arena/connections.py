@@ -34,11 +34,11 @@ import logging
 import struct
 import weakref
 
-from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from arena.clock import Clock
+from arena.inbound import MessageSocket
 from protocol.messages import CloseCode, ServerMessage
 
 log = logging.getLogger(__name__)
@@ -161,7 +161,7 @@ _BACKED_UP_RETRY_S = 0.02
 class ClientConnection:
     """A websocket plus its outgoing queue: a runner's ``PlayerLink``, the hub's ``Watcher``."""
 
-    def __init__(self, websocket: ServerConnection, queue_size: int) -> None:
+    def __init__(self, websocket: MessageSocket, queue_size: int) -> None:
         self.websocket = websocket
         self.role: str | None = None
         self.name: str | None = None
@@ -183,16 +183,16 @@ class ClientConnection:
 
     @property
     def rtt_ms(self) -> float:
-        """The websocket ping round trip in milliseconds (``connection.latency``)."""
-        return self.websocket.latency * 1000.0
+        """The network round trip in milliseconds: the floor of recent pings (``RoundTrip``)."""
+        return self.websocket.round_trip.floor_s * 1000.0
 
     async def measure_rtt(self) -> None:
         """Ping the client now, so ``rtt_ms`` is measured before its first move.
 
         websockets' keepalive sends its first ping one ``ping_interval`` after
-        the connection opens; until a pong comes back ``latency`` is 0, and a
+        the connection opens; until a pong comes back the round trip is 0, and a
         bot that plays at once would get no round-trip credit at all. Any pong
-        updates ``latency``; this returns once the ping is sent.
+        records a sample; this returns once the ping is sent.
         """
         with contextlib.suppress(ConnectionClosed):
             await self.websocket.ping()

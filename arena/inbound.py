@@ -41,6 +41,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import Event, State
 
+from arena.roundtrip import RoundTrip
+
 try:
     from websockets.speedups import apply_mask
 except ImportError:  # websockets built without its C extension
@@ -102,6 +104,8 @@ class MessageSocket(ServerConnection):
         self._request_read = False
         self._websockets_reads = False
         """True once websockets' own parser gets every byte (after anything unusual)."""
+        self.round_trip = RoundTrip()
+        """Every answered ping's round trip; its floor is what a bot's clock credits."""
 
     def data_received(self, data: bytes) -> None:
         """Deliver complete data frames directly; give websockets everything else, whole."""
@@ -193,6 +197,13 @@ class MessageSocket(ServerConnection):
         data = b"".join(self._fragments)
         self._fragments = []
         self._message(data, self._text)
+
+    def acknowledge_pings(self, data: bytes) -> None:
+        """websockets' pong handling, plus recording the round trip it measured."""
+        solicited = data in self.pending_pings
+        super().acknowledge_pings(data)
+        if solicited:
+            self.round_trip.add(self.loop.time(), self.latency)
 
     def _message(self, data: bytes, text: bool) -> None:
         message: Data = data

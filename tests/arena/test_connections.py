@@ -11,6 +11,7 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
 from arena.connections import WRITE_HIGH_WATER, ClientConnection, text_frame_header
+from arena.roundtrip import RoundTrip
 from arena.server import ArenaServer
 from protocol.messages import Error, Moved, YourTurn
 
@@ -28,9 +29,8 @@ class _FullTransport:
 class StuckWebSocket:
     """A neighbour fake of the websocket: open, with a peer that stopped reading."""
 
-    latency = 0.0
-
     def __init__(self) -> None:
+        self.round_trip = RoundTrip()
         self.protocol = SimpleNamespace(state=State.OPEN)
         self.transport = _FullTransport()
         self.closed_with: tuple[int, str] | None = None
