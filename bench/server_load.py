@@ -38,7 +38,12 @@ the two things that stall every move at once.
 These machines are shared: the same code at the same settings has needed
 from about 140 to 270 us of server CPU per move within one hour. Compare
 configurations side by side in one invocation (comma lists) and with
-``--repeat``, which runs them all round-robin and prints the medians.
+``--repeat``, which runs them all round-robin and prints the medians. To
+compare two versions of the server's code, ``--callgrind`` counts the
+instructions the server executes per move in the window (valgrind; about 50
+times slower, so use a small load): two runs of the same code agree to a few
+per cent whatever else the machine does. It counts user-space instructions
+only, not the kernel's socket work, nor cache misses.
 
 Which run the target (500 concurrent matches, >= 5,000 moves/s, p99 <= 10 ms)
 is about: with instant bots every live match always has one move in flight,
@@ -59,6 +64,7 @@ once, and close to all 500 matches are live at any moment).
     python bench/server_load.py --db-writer inline,process   # SQLite writers side by side
     python bench/server_load.py --db postgresql+asyncpg://user:pw@127.0.0.1/arena
     python bench/server_load.py --profile /tmp/server.pstats   # cProfile the server
+    python bench/server_load.py --matches 20 --seconds 10 --callgrind   # instructions per move
 
 All traffic stays on 127.0.0.1; every phase has a deadline, so a run always
 ends by itself.
@@ -71,17 +77,22 @@ import asyncio
 import base64
 import contextlib
 import cProfile
+import functools
 import gc
 import json
 import logging
 import math
 import multiprocessing
+import multiprocessing.resource_tracker
+import multiprocessing.spawn
 import os
 import random
 import secrets
+import shutil
 import socket
 import statistics
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -187,6 +198,9 @@ class LoadSpec:
     client_niceness: int = DEFAULT_CLIENT_NICENESS
     """Added to the client processes' niceness: the load generator yields the shared cores
     to the server it measures (0: the same priority)."""
+    callgrind: bool = False
+    """Run the server under valgrind's callgrind and count its instructions in the window
+    (``Callgrind``); some 50 times slower, so meant for small loads."""
 
 
 @dataclass(slots=True)
@@ -233,6 +247,16 @@ class LoadReport:
     server loop's lateness and GC passes (``_ServerWatch``)."""
     window: tuple[float, float] = (0.0, 0.0)
     """The measured window, in ``perf_counter`` time (shared by all processes)."""
+    server_instructions: int | None = None
+    """Instructions the server process executed in the window (``--callgrind`` only)."""
+
+    @property
+    def server_instructions_per_move(self) -> float:
+        """Server instructions per confirmed move in the window (``--callgrind`` only)."""
+        moves = self.stats.window_moves
+        if self.server_instructions is None or moves <= 0:
+            return float("nan")
+        return self.server_instructions / moves
 
     @property
     def server_us_per_move(self) -> float:
@@ -972,6 +996,50 @@ def _merge(parts: Sequence[ClientStats]) -> ClientStats:
     return total
 
 
+class Callgrind:
+    """Runs the server process under valgrind's callgrind, counting only the window.
+
+    CPU seconds per move swing with whatever else this shared machine is doing;
+    instructions executed do not, so they are the measure to compare two
+    versions of the server's hot path (run both, side by side or not). The
+    server runs some 50 times slower under valgrind: use a small load, e.g.
+    ``--matches 20 --think-ms 0``. Instrumentation is off until the window
+    opens and off again when it closes (``callgrind_control``); the server's
+    own child processes (the database writer) run natively.
+    """
+
+    def __init__(self, tmp: Path) -> None:
+        valgrind, self._control = shutil.which("valgrind"), shutil.which("callgrind_control")
+        if valgrind is None or self._control is None:
+            raise RuntimeError("--callgrind needs valgrind (e.g. apt-get install valgrind)")
+        self.out = tmp / "callgrind.out"
+        self.wrapper = tmp / "python-under-callgrind"
+        self.wrapper.write_text(
+            f"#!/bin/sh\nexec {valgrind} --tool=callgrind --instr-atstart=no "
+            f'--callgrind-out-file={self.out} -q {sys.executable} "$@"\n'
+        )
+        self.wrapper.chmod(0o755)
+
+    def instrument(self, pid: int, on: bool) -> None:
+        """Switch the server's instruction counting on or off."""
+        assert self._control is not None
+        subprocess.run(
+            [self._control, f"--instr={'on' if on else 'off'}", str(pid)],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    def instructions(self) -> int:
+        """The instructions counted, from the profile written when the server exited."""
+        # "totals:" sums the cost lines; the "summary:" header stays 0 when
+        # instrumentation starts switched off.
+        for line in self.out.read_text().splitlines():
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+        raise RuntimeError(f"no instruction total in {self.out}")
+
+
 def run_load(spec: LoadSpec) -> LoadReport:
     """Run one benchmark: server process, client processes, window, drain, DB check."""
     ctx = multiprocessing.get_context("spawn")
@@ -999,13 +1067,23 @@ def run_load(spec: LoadSpec) -> LoadReport:
         server = ctx.Process(
             target=_server_process, args=(config, server_end, spec.profile), name="arena-server"
         )
-        server.start()
+        callgrind = Callgrind(Path(tmp)) if spec.callgrind else None
+        python = multiprocessing.spawn.get_executable()
+        if callgrind is not None:
+            # Only the server: the clients, the server's own children and the resource
+            # tracker (started by the first spawn, so started here first) run natively.
+            multiprocessing.resource_tracker.ensure_running()
+            ctx.set_executable(str(callgrind.wrapper))
+        try:
+            server.start()
+        finally:
+            ctx.set_executable(os.fsdecode(python))  # get_executable() may give bytes
         server_end.close()
         try:
             if not control.poll(_PROCESS_START_TIMEOUT_S):
                 raise RuntimeError("the server did not start")
             port = control.recv()
-            report = _drive(ctx, spec, f"ws://127.0.0.1:{port}/", bots, server)
+            report = _drive(ctx, spec, f"ws://127.0.0.1:{port}/", bots, server, callgrind)
         finally:
             with contextlib.suppress(OSError):
                 control.send("stop")
@@ -1019,6 +1097,8 @@ def run_load(spec: LoadSpec) -> LoadReport:
                 server.join()
             control.close()
         report.commits = commits
+        if callgrind is not None:
+            report.server_instructions = callgrind.instructions()
         report.db_kind = db_url.split(":", 1)[0]
         report.db_moves, report.db_matches, report.mismatched_matches = asyncio.run(
             _verify(db_url, prefix, report.stats.match_moves)
@@ -1032,6 +1112,7 @@ def _drive(
     url: str,
     bots: Sequence[tuple[str, str]],
     server: SpawnProcess,
+    callgrind: Callgrind | None,
 ) -> LoadReport:
     procs = max(1, min(spec.client_procs, len(bots)))
     client_spec = _ClientSpec(
@@ -1068,13 +1149,20 @@ def _drive(
         for ready, proc in zip(readies, clients, strict=True):
             while not ready.wait(0.2):
                 if not proc.is_alive() or time.perf_counter() > connect_deadline:
-                    raise RuntimeError(f"{proc.name} failed to connect its bots")
+                    raise RuntimeError(
+                        f"{proc.name} failed to connect its bots (exit code {proc.exitcode})"
+                    )
         start_at.value = time.perf_counter()
         go.set()
         t0 = float(start_at.value)
         window = (t0 + spec.warmup, t0 + spec.warmup + spec.seconds)
         receivers = [receiver for receiver, _ in pipes]
-        live_samples, cpu = _watch(spec, progress, procs, t0, window, server, clients, receivers)
+        mark = None
+        if callgrind is not None and server.pid is not None:
+            mark = functools.partial(callgrind.instrument, server.pid)
+        live_samples, cpu = _watch(
+            spec, progress, procs, t0, window, server, clients, receivers, mark
+        )
         results = []
         for receiver, _ in pipes:
             if not receiver.poll(_DRAIN_TIMEOUT_S + 30):
@@ -1113,11 +1201,12 @@ def _watch(
     server: SpawnProcess,
     clients: Sequence[SpawnProcess],
     receivers: Sequence[Connection],
+    mark: Callable[[bool], None] | None = None,
 ) -> tuple[list[float], tuple[float | None, float | None]]:
     """Sample concurrency, print progress, and measure CPU use over the window.
 
-    Returns once every client process has its result ready (or died, or the drain
-    deadline passed).
+    ``mark`` is told when the window opens (True) and closes (False). Returns once
+    every client process has its result ready (or died, or the drain deadline passed).
     """
 
     def total(offset: int) -> float:
@@ -1142,10 +1231,14 @@ def _watch(
         now = time.perf_counter()
         if not in_window and now >= window[0]:
             in_window, cpu_start = True, cpu_now()
+            if mark is not None:
+                mark(True)
         if in_window and now < window[1]:
             live.append(total(2) / 2)
         if now >= window[1] and cpu_end == (None, None):
             cpu_end = cpu_now()
+            if mark is not None:
+                mark(False)
         if now - last_print >= spec.progress_s:
             moves = total(0)
             phase = "warm-up" if now < window[0] else "window" if now < window[1] else "drain"
@@ -1252,6 +1345,17 @@ def format_report(report: LoadReport) -> str:
                 if math.isnan(report.server_us_per_move)
                 else f" ({report.server_us_per_move:.0f} us per move)"
             ),
+        ),
+        *(
+            [
+                (
+                    "server instructions",
+                    f"{report.server_instructions_per_move:,.0f} per move "
+                    f"({report.server_instructions:,} in the window; callgrind)",
+                )
+            ]
+            if report.server_instructions is not None
+            else []
         ),
         ("server loop lag", _fmt_spread(report.server_lag_ms())),
         (
@@ -1398,6 +1502,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--progress", type=float, default=2.0, help="seconds between lines")
     parser.add_argument("--profile", default=None, help="write a cProfile of the server here")
     parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="run the server under valgrind's callgrind and report its instructions per "
+        "move in the window (repeatable, ~50x slower: use e.g. --matches 20)",
+    )
+    parser.add_argument(
         "--client-niceness",
         type=int,
         default=DEFAULT_CLIENT_NICENESS,
@@ -1426,6 +1536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress_s=args.progress,
         profile=args.profile,
         client_niceness=args.client_niceness,
+        callgrind=args.callgrind,
     )
     reports = []
     counts = [int(part) for part in str(args.matches).split(",")]

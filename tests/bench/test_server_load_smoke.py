@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import shutil
 import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,8 @@ from bench.server_load import (
 )
 
 
-def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) -> None:
+def short_run(tmp_path: Path, **overrides: Any) -> LoadSpec:
+    """A few matches for a couple of seconds, on a fresh SQLite file in ``tmp_path``."""
     spec = LoadSpec(
         matches=4,
         seconds=1.5,
@@ -30,6 +33,11 @@ def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) ->
         pairing_window_s=0.02,
         quiet=True,
     )
+    return replace(spec, **overrides)
+
+
+def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) -> None:
+    spec = short_run(tmp_path)
     report = run_load(spec)
     stats = report.stats
     assert stats.window_moves > 0
@@ -89,3 +97,15 @@ def test_bad_jitter_and_repeat_are_refused_before_anything_runs(
         main(args)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
+def test_callgrind_counts_the_server_instructions_of_the_window_only(tmp_path: Path) -> None:
+    report = run_load(short_run(tmp_path, matches=2, seconds=2.0, warmup=1.5, callgrind=True))
+    assert report.persisted and report.stats.window_moves > 0
+    assert report.server_instructions is not None
+    # Refereeing a move takes tens of thousands of instructions at the very least, and
+    # the server's start (imports, migrations: billions) is not in the window.
+    per_move = report.server_instructions_per_move
+    assert 10_000 < per_move < 20_000_000, per_move
+    assert f"{per_move:,.0f} per move" in format_report(report)
