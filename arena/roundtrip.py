@@ -32,7 +32,7 @@ class RoundTrip:
         self._window_s = window_s
         self._samples: deque[tuple[float, float]] = deque()
         self.floor_s = 0.0
-        """The smallest sample within the window before the latest one (0 before any)."""
+        """The smallest sample of the window that ends at the latest one (0 before any)."""
 
     def add(self, at: float, sample_s: float) -> None:
         """Record the round trip ``sample_s`` measured at time ``at`` (seconds, monotonic)."""

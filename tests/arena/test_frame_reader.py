@@ -82,11 +82,12 @@ class RawClient:
         frame. They are left unanswered: a test ends long before the ping timeout.
         """
         while True:
-            frame = await self._any_frame()
+            frame = await self.any_frame()
             if frame.opcode is not Opcode.PING:
                 return frame
 
-    async def _any_frame(self) -> Frame:
+    async def any_frame(self) -> Frame:
+        """The next frame from the server, pings included."""
         head = await asyncio.wait_for(self.reader.readexactly(2), 10)
         size = head[1] & 0x7F
         if size == 126:

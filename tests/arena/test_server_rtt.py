@@ -102,7 +102,7 @@ class _LatePonger:
 
     async def _read(self) -> None:
         while True:
-            frame = await self.raw._any_frame()
+            frame = await self.raw.any_frame()
             if frame.opcode is Opcode.PING:
                 self.pings += 1
                 delay = 0.0 if self.pings == 1 else self.late_s
@@ -118,9 +118,11 @@ class _LatePonger:
         self.late_pongs += delay > 0
 
     def send(self, **message: Any) -> None:
+        """Send ``message`` as one text frame."""
         self.raw.writer.write(text(message))
 
     async def next(self, kind: str) -> dict[str, Any]:
+        """The next message of type ``kind``, skipping the others."""
         while True:
             message = await asyncio.wait_for(self.messages.get(), 10)
             if message["type"] == kind:
