@@ -42,6 +42,7 @@ from protocol.messages.codes import (
     CloseCode,
     ErrorCode,
 )
+from protocol.messages.compact_move import parse_compact_move
 from protocol.messages.server import (
     SERVER_MESSAGE_TYPES,
     ChallengeDeclined,
@@ -75,7 +76,12 @@ def parse_client_message(
     """Parse one frame from a client; raises ``ProtocolError`` (with ``ref`` = its id, if any).
 
     Pass ``max_bytes=MAX_SPECTATOR_MESSAGE_BYTES`` once a spectator's hello is accepted.
+    A ``move`` in its compact form (``compact_move``) skips the general parser.
     """
+    if type(text) is str and len(text) <= max_bytes:
+        move = parse_compact_move(text)
+        if move is not None:
+            return move
     return parse_frame(text, max_bytes, CLIENT_MESSAGE_TYPES)
 
 
