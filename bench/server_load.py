@@ -7,7 +7,10 @@ holding many websocket connections (``LeanSocket``: a minimal RFC 6455
 client, so the bots take as little as possible of the two cores they share
 with the server), at niceness +5 (``--client-niceness``): the load generator
 yields the cores to the server it measures, as the server's own database
-writer does. Both run on the event loop ``arena serve`` uses
+writer does. ``--cores split`` goes further: the server's event loop gets a
+core to itself and the bots, the writer and the bench share the others
+(``CoreSplit``), the nearest this machine comes to bots on other machines;
+``--cores shared,split`` runs both side by side. Both run on the event loop ``arena serve`` uses
 (``arena.runtime``: uvloop unless ``ARENA_EVENT_LOOP=asyncio``), and the
 server manages its heap as ``arena serve`` does (``settle_heap``). Bots first
 seek at seeded random times over the first half of the warm-up; each
@@ -58,6 +61,7 @@ from 500 matches: ``--think-ms 80`` (about 5,000 moves/s offered) and
 once, and close to all 500 matches are live at any moment).
 
     python bench/server_load.py --think-ms 80 --pairing-window 0.05   # the target run
+    python bench/server_load.py --think-ms 80 --pairing-window 0.05 --cores shared,split --repeat 3
     python bench/server_load.py                    # 500 matches, 20 s window
     python bench/server_load.py --matches 50,200,500 --seconds 20
     python bench/server_load.py --think-ms 80,120,160,200 --pairing-window 0.05   # load sweep
@@ -100,7 +104,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnContext, SpawnProcess
@@ -204,6 +208,10 @@ class LoadSpec:
     callgrind: bool = False
     """Run the server under valgrind's callgrind and count its instructions in the window
     (``Callgrind``); some 50 times slower, so meant for small loads."""
+    cores: str = "shared"
+    """``shared``: every process may run on every core. ``split``: the server's event loop
+    gets the first core to itself, and the bots, the database writer and the bench the
+    others (``CoreSplit``), as when the bots play from other machines."""
 
 
 @dataclass(slots=True)
@@ -229,6 +237,8 @@ class ClientStats:
     terminations: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
     connect_s: float = 0.0
+    cores: set[int] = field(default_factory=set)
+    """The cores the client processes were allowed to run on."""
 
 
 @dataclass(slots=True)
@@ -829,6 +839,7 @@ def _client_process(
         os.nice(spec.niceness)
     try:
         stats = runtime.run(_run_clients(spec, bots, slot, progress, ready, go, start_at))
+        stats.cores = set(os.sched_getaffinity(0))
         results.send(stats)
     except BaseException as exc:
         results.send(exc)
@@ -840,13 +851,15 @@ def _client_process(
 # The server -----------------------------------------------------------------------------
 
 
-def _server_process(config: ArenaConfig, control: Connection, profile: str | None) -> None:
+def _server_process(
+    config: ArenaConfig, control: Connection, profile: str | None, split: CoreSplit | None
+) -> None:
     logging.basicConfig(level=logging.WARNING, format="server %(levelname)s %(name)s: %(message)s")
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
         profiler.enable()
     try:
-        runtime.run(_serve_until_told(config, control))
+        runtime.run(_serve_until_told(config, control, split))
     finally:
         if profiler is not None and profile:
             profiler.disable()
@@ -900,9 +913,13 @@ class _ServerWatch:
                     self.rss.append((after, pages * page_mib))
 
 
-async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
+async def _serve_until_told(
+    config: ArenaConfig, control: Connection, split: CoreSplit | None
+) -> None:
     async with ArenaServer(config) as server:
         runtime.settle_heap()  # as `arena serve` does
+        if split is not None:
+            split.move_server_loop()  # after the writer process started, so it stays on the rest
         control.send(server.port)
         with _ServerWatch() as watch:
             ticker = asyncio.get_running_loop().create_task(watch.tick())
@@ -910,6 +927,11 @@ async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
             with contextlib.suppress(EOFError, OSError):
                 await asyncio.to_thread(control.recv)
             ticker.cancel()
+        # Read before the shutdown stops the writer process.
+        cores = {
+            "loop": sorted(os.sched_getaffinity(0)),
+            "writer": _cores_of(server.store.writer_pid),
+        }
         await server.shutdown("benchmark over")
         stats = server.store.commit_stats
         with contextlib.suppress(OSError):
@@ -925,6 +947,7 @@ async def _serve_until_told(config: ArenaConfig, control: Connection) -> None:
                     "lag": watch.lag,
                     "gc": watch.gc,
                     "rss": watch.rss,
+                    "cores": cores,
                 }
             )
 
@@ -996,6 +1019,7 @@ def _merge(parts: Sequence[ClientStats]) -> ClientStats:
         total.terminations += part.terminations
         total.errors += part.errors
         total.connect_s = max(total.connect_s, part.connect_s)
+        total.cores |= part.cores
     return total
 
 
@@ -1053,8 +1077,54 @@ class Callgrind:
         raise RuntimeError(f"no instruction total in {self.out}")
 
 
+@dataclass(frozen=True, slots=True)
+class CoreSplit:
+    """The cores of ``--cores split``: the server's event loop on one, everything else on the rest.
+
+    On a machine whose bots run on the server's own cores, every move the
+    server sends wakes a bot process that then competes with it for a core,
+    which real bots on other machines never do. Splitting the cores keeps the
+    load generator off the server's core while it still runs on this machine.
+    The bench process pins itself to ``rest`` before starting any child, so
+    the children (bots, server, the server's database writer) inherit it; the
+    server process then moves only its event loop's thread (and the threads
+    it starts later) to ``server``.
+    """
+
+    server: frozenset[int]
+    rest: frozenset[int]
+
+    @classmethod
+    def of_this_machine(cls) -> CoreSplit:
+        """The first core this process may use for the server, the others for the rest."""
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) < 2:
+            raise RuntimeError(f"--cores split needs at least 2 usable cores, not {len(cores)}")
+        return cls(frozenset(cores[:1]), frozenset(cores[1:]))
+
+    @contextlib.contextmanager
+    def bench_on_rest(self) -> Iterator[None]:
+        """Keep this process (and so every child it starts meanwhile) on ``rest``."""
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self.rest)
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, before)
+
+    def move_server_loop(self) -> None:
+        """Move the calling thread, the server's event loop, onto ``server`` (Linux: per thread)."""
+        os.sched_setaffinity(0, self.server)
+
+
 def run_load(spec: LoadSpec) -> LoadReport:
     """Run one benchmark: server process, client processes, window, drain, DB check."""
+    split = CoreSplit.of_this_machine() if spec.cores == "split" else None
+    with split.bench_on_rest() if split is not None else contextlib.nullcontext():
+        return _run_load(spec, split)
+
+
+def _run_load(spec: LoadSpec, split: CoreSplit | None) -> LoadReport:
     ctx = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="arena-load-") as tmp:
         db_url = spec.db or f"sqlite+aiosqlite:///{Path(tmp) / 'arena.db'}"
@@ -1078,7 +1148,9 @@ def run_load(spec: LoadSpec) -> LoadReport:
         )
         control, server_end = ctx.Pipe()
         server = ctx.Process(
-            target=_server_process, args=(config, server_end, spec.profile), name="arena-server"
+            target=_server_process,
+            args=(config, server_end, spec.profile, split),
+            name="arena-server",
         )
         callgrind = Callgrind(Path(tmp)) if spec.callgrind else None
         if callgrind is not None:
@@ -1324,6 +1396,7 @@ def format_report(report: LoadReport) -> str:
     rows = [
         ("matches requested", f"{spec.matches} ({2 * spec.matches} bots, {spec.game})"),
         ("client processes", f"{max(1, spec.client_procs)} at niceness +{spec.client_niceness}"),
+        ("cores", _cores_text(report)),
         ("database", f"{report.db_kind} ({report.writer} writer)"),
         ("window", f"{report.window_s:g} s after {spec.warmup:g} s warm-up"),
         (
@@ -1403,6 +1476,30 @@ _NUMBERS: tuple[tuple[str, Callable[[LoadReport], float], str], ...] = (
 """The summary's numeric columns: name, value of one run, format."""
 
 
+def _cores_of(pid: int | None) -> list[int] | None:
+    """The cores process ``pid`` may run on (None without a process)."""
+    if pid is None:
+        return None
+    with contextlib.suppress(OSError):
+        return sorted(os.sched_getaffinity(pid))
+    return None
+
+
+def _cores_text(report: LoadReport) -> str:
+    """How ``--cores`` came out: the cores each part of the run was allowed."""
+    seen = (report.commits or {}).get("cores", {})
+
+    def show(cores: Any) -> str:
+        return ",".join(map(str, cores)) if cores else "?"
+
+    writer = seen.get("writer")
+    return (
+        f"{report.spec.cores}: server loop on {show(seen.get('loop'))}, "
+        + (f"writer on {show(writer)}, " if writer is not None else "")
+        + f"bots on {show(sorted(report.stats.cores))}"
+    )
+
+
 def _cell(values: Sequence[float], fmt: str) -> str:
     """One run's value as it is, or the median of several (runs without it left out)."""
     if len(values) == 1:
@@ -1420,6 +1517,7 @@ def _summary_row(label: str, runs: Sequence[LoadReport]) -> tuple[str, ...]:
         f"{spec.think_ms:g}",
         f"{spec.think_jitter:g}",
         runs[0].writer,
+        spec.cores,
         *(_cell([value(r) for r in runs], fmt) for _, value, fmt in _NUMBERS),
         _commit_p99(runs[0].commits) if len(runs) == 1 else "",
         f"{100 * statistics.median(cpus):.0f}%" if cpus else "n/a",
@@ -1435,6 +1533,7 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         "think ms",
         "jitter",
         "writer",
+        "cores",
         *(name for name, _, _ in _NUMBERS),
         "commit p99",
         "srv CPU",
@@ -1442,10 +1541,10 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         "DB",
     )
     rows = [_summary_row(str(r.spec.matches), [r]) for r in reports]
-    groups: dict[tuple[int, float, float, str], list[LoadReport]] = {}
+    groups: dict[tuple[int, float, float, str, str], list[LoadReport]] = {}
     for r in reports:
         spec = r.spec  # what was measured, not which repetition it was
-        key = (spec.matches, spec.think_ms, spec.think_jitter, spec.db_writer)
+        key = (spec.matches, spec.think_ms, spec.think_jitter, spec.db_writer, spec.cores)
         groups.setdefault(key, []).append(r)
     medians = [
         _summary_row(f"median of {len(runs)}: {runs[0].spec.matches}", runs)
@@ -1526,10 +1625,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="SQLite commits from a writer 'process' (arena serve's default) or 'inline'; "
         "a comma list runs each, side by side",
     )
+    parser.add_argument(
+        "--cores",
+        default="shared",
+        help="'shared': every process on every core; 'split': the server's event loop alone "
+        "on the first core, bots, DB writer and bench on the others; a comma list runs each",
+    )
     args = parser.parse_args(argv)
     writers = str(args.db_writer).split(",")
     if not set(writers) <= {"process", "inline"}:
         parser.error("--db-writer takes process, inline or both")
+    core_modes = str(args.cores).split(",")
+    if not set(core_modes) <= {"shared", "split"}:
+        parser.error("--cores takes shared, split or both")
+    if "split" in core_modes and len(os.sched_getaffinity(0)) < 2:
+        parser.error("--cores split needs at least 2 usable cores")
     base = LoadSpec(
         seconds=args.seconds,
         warmup=args.warmup,
@@ -1559,15 +1669,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--think-jitter takes fractions from 0 to 1")
     if args.repeat < 1:
         parser.error("--repeat takes a positive count")
-    configs = [(n, w, t, j) for n in counts for t in thinks for j in jitters for w in writers]
+    configs = [
+        (n, w, t, j, c)
+        for n in counts
+        for t in thinks
+        for j in jitters
+        for w in writers
+        for c in core_modes
+    ]
     # Round-robin, so slow drift of a shared machine spreads over every configuration.
     for _ in range(args.repeat):
-        for n, writer, think, jitter in configs:
-            spec = replace(base, matches=n, db_writer=writer, think_ms=think, think_jitter=jitter)
+        for n, writer, think, jitter, cores in configs:
+            spec = replace(
+                base,
+                matches=n,
+                db_writer=writer,
+                think_ms=think,
+                think_jitter=jitter,
+                cores=cores,
+            )
             print(
                 f"== {n} matches, {spec.game}, think {think:g} ms"
                 + (f" -+{100 * jitter:g}%" if think and jitter else "")
-                + f", {spec.client_procs} client process(es), {writer} DB writer",
+                + f", {spec.client_procs} client process(es), {writer} DB writer, "
+                + f"{cores} cores",
                 flush=True,
             )
             report = run_load(spec)

@@ -400,6 +400,11 @@ class Store:
         return "process" if self._writer is not None else "inline"
 
     @property
+    def writer_pid(self) -> int | None:
+        """The writer process's id while it runs; None for inline commits."""
+        return self._writer.pid if self._writer is not None else None
+
+    @property
     def commit_stats(self) -> CommitStats:
         """Counts and recent durations of this store's group commits (live, not a copy)."""
         return self._buffer.stats

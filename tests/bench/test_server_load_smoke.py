@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import statistics
@@ -109,3 +110,20 @@ def test_callgrind_counts_the_server_instructions_of_the_window_only(tmp_path: P
     per_move = report.server_instructions_per_move
     assert 10_000 < per_move < 20_000_000, per_move
     assert f"{per_move:,.0f} per move" in format_report(report)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="--cores split needs Linux and at least 2 usable cores",
+)
+def test_split_cores_give_the_server_loop_a_core_of_its_own(tmp_path: Path) -> None:
+    before = os.sched_getaffinity(0)
+    report = run_load(short_run(tmp_path, matches=2, cores="split"))
+    assert report.persisted and report.stats.window_moves > 0
+    first, *rest = sorted(before)
+    seen = report.commits["cores"] if report.commits else {}
+    assert seen["loop"] == [first]
+    assert seen["writer"] == rest  # started before the loop moved: it stays with the bots
+    assert report.stats.cores == set(rest)
+    assert os.sched_getaffinity(0) == before  # the bench process got its cores back
+    assert f"server loop on {first}," in format_report(report)
