@@ -10,9 +10,10 @@ yields the cores to the server it measures, as the server's own database
 writer does. ``--cores split`` goes further: the server's event loop gets a
 core to itself and the bots, the writer and the bench share the others
 (``CoreSplit``), the nearest this machine comes to bots on other machines;
-``--cores shared,split`` runs both side by side. Both run on the event loop ``arena serve`` uses
-(``arena.runtime``: uvloop unless ``ARENA_EVENT_LOOP=asyncio``), and the
-server manages its heap as ``arena serve`` does (``settle_heap``). Bots first
+``--cores shared,split`` runs both side by side. Server and bots run on the
+event loop ``arena serve`` uses (``arena.runtime``: uvloop unless
+``ARENA_EVENT_LOOP=asyncio``), and the server manages its heap as ``arena
+serve`` does (``settle_heap``). Bots first
 seek at seeded random times over the first half of the warm-up; each
 answers every ``your_turn`` at once (or after a think time drawn, seeded,
 from ``--think-ms`` ±50%, ``--think-jitter``) with a seeded random legal
@@ -1638,8 +1639,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     core_modes = str(args.cores).split(",")
     if not set(core_modes) <= {"shared", "split"}:
         parser.error("--cores takes shared, split or both")
-    if "split" in core_modes and len(os.sched_getaffinity(0)) < 2:
-        parser.error("--cores split needs at least 2 usable cores")
+    if "split" in core_modes:
+        try:
+            CoreSplit.of_this_machine()
+        except RuntimeError as exc:
+            parser.error(str(exc))
     base = LoadSpec(
         seconds=args.seconds,
         warmup=args.warmup,
