@@ -18,6 +18,7 @@ from protocol.messages.spec import (
     OneOf,
     Rule,
     Str,
+    fast_init,
 )
 from protocol.messages.values import (
     BOT_NAME,
@@ -37,6 +38,7 @@ TOKEN_PATTERN = r"[!-~]{1,256}"
 """A bot's secret: 1-256 visible ASCII characters."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Hello(Message):
     """The first message on every connection: who you are and which protocol version you speak.
@@ -59,6 +61,7 @@ class Hello(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Seek(Message):
     """Ask to be paired with another bot seeking the same game and time control."""
@@ -70,6 +73,7 @@ class Seek(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CancelSeek(Message):
     """Withdraw pending seeks: for one game, or all of them when ``game`` is omitted."""
@@ -80,6 +84,7 @@ class CancelSeek(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Challenge(Message):
     """Invite one named bot to a match; it answers with ``accept`` or ``decline``."""
@@ -92,6 +97,7 @@ class Challenge(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Accept(Message):
     """Accept a challenge you received; the match starts with ``match_start``."""
@@ -102,6 +108,7 @@ class Accept(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Decline(Message):
     """Decline a challenge you received."""
@@ -112,6 +119,7 @@ class Decline(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Move(Message):
     """Your move in answer to ``your_turn``; ``ply`` must echo that ``your_turn``'s ply."""
@@ -125,6 +133,7 @@ class Move(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Resign(Message):
     """Give up a match you play."""
@@ -135,6 +144,7 @@ class Resign(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Watch(Message):
     """Spectate one match, or every live match when ``match_id`` is omitted.
@@ -153,6 +163,7 @@ class Watch(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Unwatch(Message):
     """Stop spectating one match, or everything when ``match_id`` is omitted."""
@@ -163,6 +174,7 @@ class Unwatch(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LeaderboardQuery(Message):
     """Ask for a game's leaderboard; answered by a ``leaderboard`` reply."""
@@ -173,6 +185,7 @@ class LeaderboardQuery(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GamesQuery(Message):
     """Ask which games the server hosts; answered by a ``games`` reply."""

@@ -24,6 +24,7 @@ from protocol.messages.spec import (
     Pair,
     Rule,
     Str,
+    fast_init,
 )
 from protocol.messages.values import (
     BOT_NAME,
@@ -61,6 +62,7 @@ _CLOCKS = Annotated[Clocks, Obj(Clocks)]
 _TEXT = Str(1024)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Welcome(Message):
     """The answer to an accepted ``hello``: the agreed version and who the server thinks you are."""
@@ -74,6 +76,7 @@ class Welcome(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ChallengeReceived(Message):
     """Another bot challenges you: answer ``accept`` or ``decline`` with the ``challenge_id``."""
@@ -86,6 +89,7 @@ class ChallengeReceived(Message):
     time_control: _TIME_CONTROL
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class ChallengeDeclined(Message):
     """The bot you challenged declined (or the challenge expired: ``by`` is then the server)."""
@@ -96,6 +100,7 @@ class ChallengeDeclined(Message):
     by: BotName
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MatchStart(Message):
     """A match you play begins (or is re-sent after you reconnect, with the moves so far).
@@ -117,6 +122,7 @@ class MatchStart(Message):
     clocks: _CLOCKS
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class YourTurn(Message):
     """It is your move: answer with ``move`` echoing ``ply`` before the time runs out.
@@ -135,6 +141,7 @@ class YourTurn(Message):
     bank_ms: Millis
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Moved(Message):
     """A move was played (by ``player``, at ``ply``); ``position`` is the position after it."""
@@ -150,6 +157,7 @@ class Moved(Message):
     clocks: _CLOCKS
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MatchEnd(Message):
     """A match ended: the result, why, who was at fault, and the rating changes if rated."""
@@ -178,6 +186,7 @@ class MatchEnd(Message):
     reason: Annotated[str, _TEXT]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Snapshot(Message):
     """The state of a watched match; the event stream continues after ``last_event``."""
@@ -203,6 +212,7 @@ class Snapshot(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Event(Message):
     """One numbered event of a match for spectators (``seq`` counts from 1 per match).
@@ -227,6 +237,7 @@ class Event(Message):
     analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LeaderboardReply(Message):
     """A game's leaderboard, best first."""
@@ -238,6 +249,7 @@ class LeaderboardReply(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GamesReply(Message):
     """The games this server hosts."""
@@ -248,6 +260,7 @@ class GamesReply(Message):
     id: RequestId = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Error(Message):
     """Something you sent was refused; ``ref`` is that message's ``id`` if it had one."""

@@ -18,6 +18,7 @@ from protocol.messages.spec import (
     Pair,
     Str,
     Wire,
+    fast_init,
 )
 
 BOT_NAME_PATTERN = r"[A-Za-z0-9_.-]{1,32}"
@@ -54,6 +55,7 @@ Rating = Annotated[float, Float()]
 Players = Annotated[tuple[str, str], Pair(BOT_NAME)]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TimeControl(Wire):
     """A per-move limit plus an optional bank drawn on when a move runs over (Kaggle overage)."""
@@ -62,6 +64,7 @@ class TimeControl(Wire):
     bank_ms: Annotated[int, Int(0, 86_400_000)] = 0
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Clocks(Wire):
     """Both players' time, indexed by player, as of the message.
@@ -74,6 +77,7 @@ class Clocks(Wire):
     bank_ms: Annotated[tuple[int, int], Pair(MILLIS)]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MoveStat(Wire):
     """Search statistics for one candidate move."""
@@ -83,6 +87,7 @@ class MoveStat(Wire):
     value: Annotated[float | None, Nullable(Float())] = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Analysis(Wire):
     """What a bot reports about its search with a move; spectators see it, opponents never."""
@@ -94,6 +99,7 @@ class Analysis(Wire):
     moves: Annotated[tuple[MoveStat, ...], Array(Obj(MoveStat), 0, MAX_ANALYSIS_MOVES)] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RatingChange(Wire):
     """One bot's Elo rating before and after a rated match."""
@@ -103,6 +109,7 @@ class RatingChange(Wire):
     after: Rating
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LeaderboardEntry(Wire):
     """One row of a game's leaderboard."""
