@@ -39,9 +39,8 @@ class Clock(Protocol):
 class MonotonicClock:
     """The real clock: ``time.monotonic`` and ``asyncio.timeout``."""
 
-    def now(self) -> float:
-        """Seconds from ``time.monotonic``."""
-        return time.monotonic()
+    now = staticmethod(time.monotonic)
+    """Seconds from ``time.monotonic`` (the function itself: read several times a move)."""
 
     def timeout(self, delay: float) -> asyncio.Timeout:
         """``asyncio.timeout(delay)``; a negative delay expires at once."""
@@ -108,7 +107,11 @@ class ManualClock:
 
 def rtt_allowance_ms(rtt_ms: float) -> float:
     """The part of a measured round trip credited back to the mover (capped)."""
-    return min(max(0.0, rtt_ms), MAX_RTT_ALLOWANCE_MS)
+    # Comparisons, not min()/max(): this runs twice per move, and the builtins cost
+    # several times as much for two arguments.
+    if rtt_ms > MAX_RTT_ALLOWANCE_MS:
+        return MAX_RTT_ALLOWANCE_MS
+    return rtt_ms if rtt_ms > 0.0 else 0.0
 
 
 Snapshot = tuple[tuple[int, int], tuple[int, int]]
@@ -154,8 +157,8 @@ class GameClock:
         return True
 
     def _overage(self, think_ms: float, rtt_ms: float) -> float:
-        spent = max(0.0, think_ms - rtt_allowance_ms(rtt_ms))
-        return max(0.0, spent - self.move_ms)
+        over = think_ms - rtt_allowance_ms(rtt_ms) - self.move_ms
+        return over if over > 0.0 else 0.0
 
     def snapshot(self) -> Snapshot:
         """``(time_left_ms, bank_ms)`` per player, rounded for the wire.

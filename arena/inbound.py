@@ -31,7 +31,6 @@ the backlog growing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -131,10 +130,14 @@ class MessageSocket(ServerConnection):
         unread, start, size = self._unread, 0, len(self._unread)
         while size - start >= 2:
             first, second = unread[start], unread[start + 1]
-            extent = payload_extent(unread, start, size)
-            if extent is None:
-                break
-            length, head = extent
+            length = second & 0x7F
+            if length < 126:  # a move's frame: no extended length to read (no call)
+                head = start + 2
+            else:
+                extent = payload_extent(unread, start, size)
+                if extent is None:
+                    break
+                length, head = extent
             limit = self.protocol.max_message_size
             if (
                 not second & 0x80  # unmasked: a protocol error
@@ -209,8 +212,11 @@ class MessageSocket(ServerConnection):
         message: Data = data
         if text:
             # Invalid UTF-8 stays bytes, which the message parser rejects as bad JSON.
-            with contextlib.suppress(UnicodeDecodeError):
+            # Not contextlib.suppress: this runs for every message.
+            try:  # noqa: SIM105
                 message = data.decode()
+            except UnicodeDecodeError:
+                pass
         if self._on_message is None:
             self._early.append(message)
             if len(self._early) == MAX_WAITING + 1:

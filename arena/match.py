@@ -448,10 +448,11 @@ class MatchRunner:
     ) -> None:
         ply = self.state.ply
         self._play(player, move, self.state.play(move), analysis)
+        think = round(think_ms)
         await self._recorder.record_move(
-            self.match_id, ply, player, move, round(think_ms), round(self._turn_rtt_ms)
+            self.match_id, ply, player, move, think, round(self._turn_rtt_ms)
         )
-        self._announce(player, ply, move, think_ms, analysis)
+        self._announce(player, ply, move, think, analysis)
         outcome = self.state.outcome()
         if outcome is not None:
             await self._finish(self._ending_by_rules(outcome))
@@ -483,18 +484,20 @@ class MatchRunner:
             return False  # the runner task adjudicates it (a loss)
         if after.outcome() is not None:
             return False
-        think_ms = max(0.0, (at - self._turn_started) * 1000.0)
+        think_ms = (at - self._turn_started) * 1000.0
+        if think_ms < 0.0:
+            think_ms = 0.0
         if not self._game_clock.fits(player, think_ms, self._turn_rtt_ms):
             return False
         ply = self.state.ply
-        rtt_ms = round(self._turn_rtt_ms)
+        think = round(think_ms)
         if not self._recorder.record_move_now(
-            self.match_id, ply, player, move, round(think_ms), rtt_ms
+            self.match_id, ply, player, move, think, round(self._turn_rtt_ms)
         ):
             return False
         self._game_clock.charge(player, think_ms, self._turn_rtt_ms)
         self._play(player, move, after, analysis)
-        self._announce(player, ply, move, think_ms, analysis)
+        self._announce(player, ply, move, think, analysis)
         self._begin_turn()
         return True
 
@@ -505,7 +508,7 @@ class MatchRunner:
         self.last_analysis = analysis
 
     def _announce(
-        self, player: int, ply: int, move: int, think_ms: float, analysis: Analysis | None
+        self, player: int, ply: int, move: int, think_ms: int, analysis: Analysis | None
     ) -> None:
         moved = Moved(
             match_id=self.match_id,
@@ -513,7 +516,7 @@ class MatchRunner:
             player=player,
             move=move,
             position=self._position,
-            think_ms=round(think_ms),
+            think_ms=think_ms,
             clocks=self.clocks(),
         )
         self._broadcast(moved)
@@ -626,7 +629,9 @@ class MatchRunner:
 
     def _send_your_turn(self, player: int) -> None:
         elapsed_ms = (self._clock.now() - self._turn_started) * 1000.0
-        left_ms = max(0, round(self._game_clock.time_left_ms(player) - elapsed_ms))
+        left_ms = round(self._game_clock.time_left_ms(player) - elapsed_ms)
+        if left_ms < 0:
+            left_ms = 0
         self._send(
             player,
             YourTurn(

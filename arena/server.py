@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import random
@@ -276,7 +277,7 @@ class ArenaServer:
         hello: asyncio.Future[Hello] = asyncio.get_running_loop().create_future()
         transport = websocket.transport
         inbox = InOrder(
-            lambda frame: self._receive(conn, bucket, hello, frame),
+            functools.partial(self._receive, conn, bucket, hello),  # partial: no extra frame
             transport.pause_reading,
             transport.resume_reading,
         )

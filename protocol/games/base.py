@@ -128,7 +128,7 @@ class GameState(ABC):
     @property
     def ply(self) -> int:
         """How many moves have been played in this game's history."""
-        return len(self.moves)
+        return len(self._moves)  # not self.moves: the referee asks several times a move
 
     def is_over(self) -> bool:
         """True once the game has an outcome."""
