@@ -78,24 +78,26 @@ class TokenBucket:
         return True
 
 
-class _LastJson:
-    """The UTF-8 JSON of the last message serialized, to reuse for the same object."""
+class _LastFrame:
+    """The websocket frame of the last message serialized, to reuse for the same object."""
 
-    __slots__ = ("data", "message")
+    __slots__ = ("frame", "message")
 
     def __init__(self) -> None:
         self.message: ServerMessage | None = None
-        self.data = b""
+        self.frame = b""
 
     def of(self, message: ServerMessage) -> bytes:
+        """``message`` as one complete text frame: header and UTF-8 JSON."""
         # Identity, not equality: messages are immutable, and a broadcast sends one object.
         if message is not self.message:
-            self.data = message.to_json().encode()
+            data = message.to_json().encode()
+            self.frame = text_frame_header(len(data)) + data
             self.message = message
-        return self.data
+        return self.frame
 
 
-_last_json = _LastJson()
+_last_frame = _LastFrame()
 
 
 class Outbox:
@@ -104,13 +106,16 @@ class Outbox:
     ``flush`` writes them all; it runs after each incoming message (see
     ``MessageSocket.deliver_to``) and, for what anything else queued (a
     task, a timer), once at the end of the loop's turn: one callback per
-    turn, however many connections wait.
+    turn, however many connections wait. That callback stays scheduled when
+    an earlier ``flush`` has already written everything (it then finds
+    nothing to do): cancelling it and scheduling a new one for every
+    incoming message cost more than the one idle call.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._marked: list[ClientConnection] = []
-        self._handle: asyncio.Handle | None = None
+        self._scheduled = False
 
     @classmethod
     def of(cls, loop: asyncio.AbstractEventLoop) -> Outbox:
@@ -123,17 +128,21 @@ class Outbox:
     def mark(self, conn: ClientConnection) -> None:
         """``conn`` has messages to write (each connection is marked at most once at a time)."""
         self._marked.append(conn)
-        if self._handle is None:
-            self._handle = self._loop.call_soon(self.flush)
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self._end_of_turn)
 
     def flush(self) -> None:
         """Write every marked connection's queue now."""
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        if not self._marked:
+            return
         marked, self._marked = self._marked, []
         for conn in marked:
             conn._flush()
+
+    def _end_of_turn(self) -> None:
+        self._scheduled = False
+        self.flush()
 
 
 _outboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Outbox] = (
@@ -219,7 +228,7 @@ class ClientConnection:
             log.info("dropping %r: outgoing queue full", self)
             self._drop()
             return
-        self._pending.append(_last_json.of(message))
+        self._pending.append(_last_frame.of(message))
         if not self._marked and self._retry is None:
             self._marked = True
             self.outbox.mark(self)
@@ -288,11 +297,10 @@ class ClientConnection:
         # websockets' own send_data() writes frame by frame, a system call each; and
         # building frames through its Protocol costs more than the frame itself.
         # Server frames are unmasked and no extension is ever negotiated (compression
-        # is off), so a text frame is a 2- or 4-byte header and the payload. Anything
-        # websockets queued itself (a pong) goes first.
+        # is off), so a text frame is a 2- or 4-byte header and the payload (framed
+        # once per message, in ``send``). Anything websockets queued itself (a pong)
+        # goes first.
         chunks = protocol.data_to_send()
-        for data in self._pending:
-            chunks.append(text_frame_header(len(data)))
-            chunks.append(data)
+        chunks += self._pending
         self._pending.clear()
         transport.write(b"".join(chunks))

@@ -90,3 +90,57 @@ def test_a_text_frame_header_is_what_websockets_would_write(size: int) -> None:
     payload = b"x" * size
     expected = Frame(Opcode.TEXT, payload).serialize(mask=False, extensions=[])
     assert text_frame_header(size) + payload == expected
+
+
+class _RecordingTransport:
+    """A neighbour fake of a socket that takes everything: the writes, as they were made."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+
+class OpenWebSocket:
+    """A neighbour fake of an open websocket whose peer reads everything."""
+
+    def __init__(self) -> None:
+        self.round_trip = RoundTrip()
+        self.protocol = SimpleNamespace(state=State.OPEN, data_to_send=list)
+        self.transport = _RecordingTransport()
+
+
+def frames_of(*messages: Error) -> bytes:
+    """What websockets would write for ``messages``, one unmasked text frame each."""
+    return b"".join(
+        Frame(Opcode.TEXT, m.to_json().encode()).serialize(mask=False, extensions=[])
+        for m in messages
+    )
+
+
+async def test_what_is_sent_after_a_flush_leaves_at_the_end_of_the_same_turn() -> None:
+    a_ws, b_ws = OpenWebSocket(), OpenWebSocket()
+    a = ClientConnection(a_ws, queue_size=8)  # type: ignore[arg-type]
+    b = ClientConnection(b_ws, queue_size=8)  # type: ignore[arg-type]
+    first, second, third = (Error(code="internal", message=str(n)) for n in range(3))
+    a.send(first)
+    a.send(second)
+    b.send(first)  # one object to two connections: framed once, sent to both
+    a.outbox.flush()  # what the server does after each incoming message
+    assert a_ws.transport.writes == [frames_of(first, second)]
+    assert b_ws.transport.writes == [frames_of(first)]
+    a.outbox.flush()  # nothing new: nothing written
+    a.send(third)  # later in the same turn (a task, a timer): the end of the turn writes it
+    assert a_ws.transport.writes == [frames_of(first, second)]
+    await asyncio.sleep(0)
+    assert a_ws.transport.writes == [frames_of(first, second), frames_of(third)]
+    assert b_ws.transport.writes == [frames_of(first)]
+    b.send(third)  # and in the next turn, again
+    await asyncio.sleep(0)
+    assert b_ws.transport.writes == [frames_of(first), frames_of(third)]
+    await a.stop()
+    await b.stop()
