@@ -35,7 +35,8 @@ commit, serialize, send), twice:
 - as the client's loop handled it: the same plus however long the client
   process, busy with its other connections, took to get to that socket.
 
-Beside them: the server's CPU time per move; how late the server's own event
+Beside them: the server's CPU time per move; how fast the machine was just
+before the run (``machine_speed_ms``: an empty Python loop); how late the server's own event
 loop runs (a 10 ms ticker) and its garbage-collector passes in the window,
 the two things that stall every move at once.
 
@@ -263,6 +264,8 @@ class LoadReport:
     """The measured window, in ``perf_counter`` time (shared by all processes)."""
     server_instructions: int | None = None
     """Instructions the server process executed in the window (``--callgrind`` only)."""
+    loop_ms: float = float("nan")
+    """``machine_speed_ms()`` just before the run: how fast this shared machine was then."""
 
     @property
     def server_instructions_per_move(self) -> float:
@@ -1024,6 +1027,22 @@ def _merge(parts: Sequence[ClientStats]) -> ClientStats:
     return total
 
 
+SPEED_LOOP_STEPS = 1_000_000
+
+
+def machine_speed_ms(repeat: int = 5) -> float:
+    """Milliseconds this machine takes for an empty Python loop of a million steps (fastest of
+    ``repeat``): a yardstick printed beside every run, because the server's CPU per move
+    follows the shared machine's speed more than anything in one version of the code."""
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(SPEED_LOOP_STEPS):
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best * 1000.0
+
+
 class Callgrind:
     """Runs the server process under valgrind's callgrind, counting only the window.
 
@@ -1153,6 +1172,7 @@ def _run_load(spec: LoadSpec, split: CoreSplit | None) -> LoadReport:
             args=(config, server_end, spec.profile, split),
             name="arena-server",
         )
+        loop_ms = machine_speed_ms()
         callgrind = Callgrind(Path(tmp)) if spec.callgrind else None
         if callgrind is not None:
             callgrind.start(ctx, server)
@@ -1177,6 +1197,7 @@ def _run_load(spec: LoadSpec, split: CoreSplit | None) -> LoadReport:
                 server.join()
             control.close()
         report.commits = commits
+        report.loop_ms = loop_ms
         if callgrind is not None:
             report.server_instructions = callgrind.instructions()
         report.db_kind = db_url.split(":", 1)[0]
@@ -1427,6 +1448,11 @@ def format_report(report: LoadReport) -> str:
                 else f" ({report.server_us_per_move:.0f} us per move)"
             ),
         ),
+        (
+            "machine speed",
+            f"{report.loop_ms:.1f} ms per million empty Python loop steps, just before the run"
+            " (lower is faster)",
+        ),
         *(
             [
                 (
@@ -1523,6 +1549,7 @@ def _summary_row(label: str, runs: Sequence[LoadReport]) -> tuple[str, ...]:
         _commit_p99(runs[0].commits) if len(runs) == 1 else "",
         f"{100 * statistics.median(cpus):.0f}%" if cpus else "n/a",
         _cell([r.server_us_per_move for r in runs], ".0f"),
+        _cell([r.loop_ms for r in runs], ".0f"),
         "OK" if all(r.persisted for r in runs) else "MISMATCH",
     )
 
@@ -1539,6 +1566,7 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         "commit p99",
         "srv CPU",
         "us/move",
+        "loop ms",
         "DB",
     )
     rows = [_summary_row(str(r.spec.matches), [r]) for r in reports]
@@ -1563,7 +1591,8 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         lines += [rule, *(line(row) for row in medians)]
     lines.append(
         "p50/p99/max: server-added latency (to the kernel's receive time); client p99: "
-        "as the client's loop handled the moved; us/move: server CPU per move"
+        "as the client's loop handled the moved; us/move: server CPU per move; loop ms: "
+        "this machine's speed then (machine speed in the detailed report; lower is faster)"
     )
     lines.append(
         f"target: {TARGET_MATCHES} matches, >= {TARGET_MOVES_PER_S:.0f} moves/s, "

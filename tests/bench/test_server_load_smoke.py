@@ -62,6 +62,9 @@ def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) ->
     assert report.server_cpu is not None
     assert report.server_us_per_move == report.server_cpu / report.moves_per_s * 1e6
     assert f"({report.server_us_per_move:.0f} us per move)" in text
+    # And the machine's speed just before the run, to compare runs on a shared machine.
+    assert 0.0 < report.loop_ms < 10_000.0
+    assert "machine speed" in text and f" {report.loop_ms:.1f} ms per million" in text
 
     # Repeated runs of one configuration get a median row; a different one does not.
     other = replace(report, spec=replace(spec, think_jitter=0.0))
