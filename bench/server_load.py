@@ -258,6 +258,8 @@ class LoadReport:
     mismatched_matches: int
     server_cpu: float | None
     client_cpu: float | None
+    writer_cpu: float | None = None
+    """The server's child processes (the SQLite writer) in cores; None when it has none."""
     commits: dict[str, Any] | None = None
     """The server store's group-commit counts and durations (``CommitStats``), and the
     server loop's lateness and GC passes (``_ServerWatch``)."""
@@ -282,6 +284,23 @@ class LoadReport:
         if self.server_cpu is None or self.moves_per_s <= 0:
             return float("nan")
         return self.server_cpu / self.moves_per_s * 1e6
+
+    @property
+    def machine_us_per_move(self) -> float:
+        """CPU time of every process the run measured (server, writer, bots) per move, in us.
+
+        On a machine whose cores the bots share with the server, this against
+        ``cpu_budget_us`` says whether the target load fits the machine at all.
+        """
+        if self.server_cpu is None or self.client_cpu is None or self.moves_per_s <= 0:
+            return float("nan")
+        cores = self.server_cpu + self.client_cpu + (self.writer_cpu or 0.0)
+        return cores / self.moves_per_s * 1e6
+
+    @staticmethod
+    def cpu_budget_us() -> float:
+        """All of this machine's cores, per move at the target rate, in us."""
+        return (os.cpu_count() or 1) / TARGET_MOVES_PER_S * 1e6
 
     @property
     def writer(self) -> str:
@@ -1010,6 +1029,22 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _cpu_seconds_of(pids: Sequence[int]) -> float | None:
+    """The summed CPU time of ``pids``; None when none of them could be read."""
+    known = [t for t in map(_cpu_seconds, pids) if t is not None]
+    return sum(known) if known else None
+
+
+def _children_of(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux /proc; empty where unavailable)."""
+    children: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                children += map(int, (task / "children").read_text().split())
+    return children
+
+
 def _merge(parts: Sequence[ClientStats]) -> ClientStats:
     total = ClientStats()
     for part in parts:
@@ -1289,6 +1324,7 @@ def _drive(
         mismatched_matches=0,
         server_cpu=cpu[0],
         client_cpu=cpu[1],
+        writer_cpu=cpu[2],
     )
 
 
@@ -1302,7 +1338,7 @@ def _watch(
     clients: Sequence[SpawnProcess],
     receivers: Sequence[Connection],
     mark: Callable[[bool], None] | None = None,
-) -> tuple[list[float], tuple[float | None, float | None]]:
+) -> tuple[list[float], tuple[float | None, float | None, float | None]]:
     """Sample concurrency, print progress, and measure CPU use over the window.
 
     ``mark`` is told when the window opens (True) and closes (False). Returns once
@@ -1312,18 +1348,16 @@ def _watch(
     def total(offset: int) -> float:
         return float(sum(progress[p * _PROGRESS_SLOTS + offset] for p in range(procs)))
 
-    def cpu_now() -> tuple[float | None, float | None]:
-        client_times = [_cpu_seconds(p.pid) for p in clients if p.pid is not None]
-        known = [t for t in client_times if t is not None]
-        pid = server.pid
+    def cpu_now() -> tuple[float | None, float | None, float | None]:
         return (
-            _cpu_seconds(pid) if pid is not None else None,
-            sum(known) if known else None,
+            _cpu_seconds_of([server.pid] if server.pid is not None else []),
+            _cpu_seconds_of([p.pid for p in clients if p.pid is not None]),
+            _cpu_seconds_of(_children_of(server.pid) if server.pid is not None else []),
         )
 
     live: list[float] = []
-    cpu_start: tuple[float | None, float | None] = (None, None)
-    cpu_end: tuple[float | None, float | None] = (None, None)
+    cpu_start: tuple[float | None, ...] = (None, None, None)
+    cpu_end: tuple[float | None, ...] = (None, None, None)
     in_window = False
     last_print, last_moves = t0, 0.0
     while True:
@@ -1335,7 +1369,7 @@ def _watch(
                 mark(True)
         if in_window and now < window[1]:
             live.append(total(2) / 2)
-        if now >= window[1] and cpu_end == (None, None):
+        if now >= window[1] and cpu_end == (None, None, None):
             cpu_end = cpu_now()
             if mark is not None:
                 mark(False)
@@ -1360,7 +1394,7 @@ def _watch(
         a, b = cpu_start[i], cpu_end[i]
         return None if a is None or b is None else (b - a) / (window[1] - window[0])
 
-    return live, (used(0), used(1))
+    return live, (used(0), used(1), used(2))
 
 
 # Output ---------------------------------------------------------------------------------
@@ -1392,6 +1426,16 @@ def _fmt_rss(rss: tuple[float, float] | None) -> str:
     if rss is None:
         return "n/a"
     return f"{rss[0]:.0f} MiB at the window's start, {rss[1]:.0f} at its end"
+
+
+def _fmt_machine(report: LoadReport) -> str:
+    if math.isnan(report.machine_us_per_move):
+        return "n/a"
+    return (
+        f"{report.machine_us_per_move:.0f} us per move (server, writer and bots); "
+        f"{os.cpu_count() or 1} cores at {TARGET_MOVES_PER_S:,.0f} moves/s allow "
+        f"{report.cpu_budget_us():.0f}"
+    )
 
 
 def _fmt_spread(ms: Sequence[float]) -> str:
@@ -1474,6 +1518,8 @@ def format_report(report: LoadReport) -> str:
         ("server memory", _fmt_rss(report.server_rss())),
         ("group commits", _fmt_commits(report.commits)),
         ("client CPU", _fmt_pct(report.client_cpu)),
+        ("writer CPU", _fmt_pct(report.writer_cpu) if report.writer_cpu is not None else "n/a"),
+        ("machine CPU", _fmt_machine(report)),
         (
             "persisted",
             f"{report.db_moves} moves in DB / {stats.moves} confirmed: "
@@ -1548,6 +1594,7 @@ def _summary_row(label: str, runs: Sequence[LoadReport]) -> tuple[str, ...]:
         _commit_p99(runs[0].commits) if len(runs) == 1 else "",
         f"{100 * statistics.median(cpus):.0f}%" if cpus else "n/a",
         _cell([r.server_us_per_move for r in runs], ".0f"),
+        _cell([r.machine_us_per_move for r in runs], ".0f"),
         _cell([r.loop_ms for r in runs], ".0f"),
         "OK" if all(r.persisted for r in runs) else "MISMATCH",
     )
@@ -1565,6 +1612,7 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         "commit p99",
         "srv CPU",
         "us/move",
+        "all us",
         "loop ms",
         "DB",
     )
@@ -1590,7 +1638,8 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
         lines += [rule, *(line(row) for row in medians)]
     lines.append(
         "p50/p99/max: server-added latency (to the kernel's receive time); client p99: "
-        "as the client's loop handled the moved; us/move: server CPU per move; loop ms: "
+        "as the client's loop handled the moved; us/move: server CPU per move; all us: "
+        "server, writer and bots' CPU per move; loop ms: "
         "this machine's speed then (machine speed in the detailed report; lower is faster)"
     )
     lines.append(

@@ -62,6 +62,13 @@ def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) ->
     assert report.server_cpu is not None
     assert report.server_us_per_move == report.server_cpu / report.moves_per_s * 1e6
     assert f"({report.server_us_per_move:.0f} us per move)" in text
+    # The writer process's CPU, and all the run's CPU per move against the machine's cores.
+    assert report.writer_cpu is not None and report.writer_cpu > 0.0
+    assert report.client_cpu is not None
+    all_cpu = report.server_cpu + report.client_cpu + report.writer_cpu
+    assert report.machine_us_per_move == pytest.approx(all_cpu / report.moves_per_s * 1e6)
+    assert report.cpu_budget_us() == (os.cpu_count() or 1) / 5000 * 1e6
+    assert f"{report.machine_us_per_move:.0f} us per move (server, writer and bots)" in text
     # And the machine's speed just before the run, to compare runs on a shared machine.
     assert 0.0 < report.loop_ms < 10_000.0
     assert "machine speed" in text and f" {report.loop_ms:.1f} ms per million" in text
