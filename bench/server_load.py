@@ -35,10 +35,15 @@ commit, serialize, send), twice:
 - as the client's loop handled it: the same plus however long the client
   process, busy with its other connections, took to get to that socket.
 
-Beside them: the server's CPU time per move; how fast the machine was just
-before the run (``machine_speed_ms``: an empty Python loop); how late the
-server's own event loop runs (a 10 ms ticker) and its garbage-collector
-passes in the window, the two things that stall every move at once.
+Beside them: the server's CPU time per move; the CPU of every process the
+run measured (server, its SQLite writer, the bots) per move, against what the
+machine's cores allow at the target rate (2 cores / 5,000 moves/s = 400 us):
+the bots share the server's cores here, so above that budget the target
+load does not fit the machine whatever the server does; how fast the machine
+was just before the run (``machine_speed_ms``: an empty Python loop); how
+late the server's own event loop runs (a 10 ms ticker) and its
+garbage-collector passes in the window, the two things that stall every
+move at once.
 
 These machines are shared: the same code at the same settings has needed
 from about 140 to 270 us of server CPU per move within one hour. Compare
