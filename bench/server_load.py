@@ -305,7 +305,7 @@ class LoadReport:
     @staticmethod
     def cpu_budget_us() -> float:
         """All of this machine's cores, per move at the target rate, in us."""
-        return (os.cpu_count() or 1) / TARGET_MOVES_PER_S * 1e6
+        return _machine_cores() / TARGET_MOVES_PER_S * 1e6
 
     @property
     def writer(self) -> str:
@@ -1034,6 +1034,10 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _machine_cores() -> int:
+    return os.cpu_count() or 1
+
+
 def _cpu_seconds_of(pids: Sequence[int]) -> float | None:
     """The summed CPU time of ``pids``; None when none of them could be read."""
     known = [t for t in map(_cpu_seconds, pids) if t is not None]
@@ -1354,10 +1358,11 @@ def _watch(
         return float(sum(progress[p * _PROGRESS_SLOTS + offset] for p in range(procs)))
 
     def cpu_now() -> tuple[float | None, float | None, float | None]:
+        pid = server.pid
         return (
-            _cpu_seconds_of([server.pid] if server.pid is not None else []),
+            _cpu_seconds_of([] if pid is None else [pid]),
             _cpu_seconds_of([p.pid for p in clients if p.pid is not None]),
-            _cpu_seconds_of(_children_of(server.pid) if server.pid is not None else []),
+            _cpu_seconds_of([] if pid is None else _children_of(pid)),
         )
 
     live: list[float] = []
@@ -1438,7 +1443,7 @@ def _fmt_machine(report: LoadReport) -> str:
         return "n/a"
     return (
         f"{report.machine_us_per_move:.0f} us per move (server, writer and bots); "
-        f"{os.cpu_count() or 1} cores at {TARGET_MOVES_PER_S:,.0f} moves/s allow "
+        f"{_machine_cores()} cores at {TARGET_MOVES_PER_S:,.0f} moves/s allow "
         f"{report.cpu_budget_us():.0f}"
     )
 
@@ -1523,7 +1528,7 @@ def format_report(report: LoadReport) -> str:
         ("server memory", _fmt_rss(report.server_rss())),
         ("group commits", _fmt_commits(report.commits)),
         ("client CPU", _fmt_pct(report.client_cpu)),
-        ("writer CPU", _fmt_pct(report.writer_cpu) if report.writer_cpu is not None else "n/a"),
+        ("writer CPU", _fmt_pct(report.writer_cpu)),
         ("machine CPU", _fmt_machine(report)),
         (
             "persisted",

@@ -129,18 +129,14 @@ class BatchSql:
 
     def _insert(self, session: Session, moves: list[tuple[str, list[MoveRow]]]) -> None:
         """Insert the ``moves`` rows of ``(match id, rows)`` pairs (duplicates are ignored)."""
-        if not any(rows for _, rows in moves):
-            return
         if self._sqlite_moves is not None:
-            session.connection().exec_driver_sql(
-                self._sqlite_moves,
-                [sqlite_move_row(match_id, row) for match_id, rows in moves for row in rows],
-            )
+            plain = [sqlite_move_row(match_id, row) for match_id, rows in moves for row in rows]
+            if plain:
+                session.connection().exec_driver_sql(self._sqlite_moves, plain)
             return
-        session.execute(
-            self._insert_moves,
-            [move_values(match_id, row) for match_id, rows in moves for row in rows],
-        )
+        values = [move_values(match_id, row) for match_id, rows in moves for row in rows]
+        if values:
+            session.execute(self._insert_moves, values)
 
     def _write_piecewise(self, session: Session, batch: PlainBatch) -> list[Outcome]:
         for row in batch.matches:
