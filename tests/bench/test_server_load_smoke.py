@@ -7,6 +7,7 @@ import random
 import shutil
 import statistics
 import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 from bench.server_load import (
+    ClientStats,
+    LoadReport,
     LoadSpec,
     format_report,
     format_summary,
@@ -80,6 +83,45 @@ def test_a_short_load_run_counts_moves_and_persists_every_one(tmp_path: Path) ->
     assert len(medians) == 1
     assert "median of 2: 4" in medians[0]
     assert f"{report.moves_per_s:.0f}" in medians[0].split()
+    # Four matches are not the target load: every row says so, and so does the count.
+    assert report.target_misses()[0] == "4 matches < 500"
+    assert "missed: 4 matches < 500" in text
+    assert medians[0].endswith("0/2 met")
+    assert summary.splitlines()[-1].endswith("met in 0 of 3 runs")
+
+
+def _target_report(tmp_path: Path, moves: int, arrival_ms: list[float]) -> LoadReport:
+    """A 500-match report of ``moves`` moves in a 10 s window, every one persisted."""
+    stats = ClientStats(moves=moves, window_moves=moves, arrival_ms=arrival_ms)
+    return LoadReport(
+        spec=replace(short_run(tmp_path), matches=500, seconds=10.0),
+        db_kind="sqlite",
+        window_s=10.0,
+        live_samples=[500.0],
+        stats=stats,
+        db_moves=moves,
+        db_matches=Counter(),
+        mismatched_matches=0,
+        server_cpu=None,
+        client_cpu=None,
+    )
+
+
+def test_the_target_verdict_names_each_part_a_run_missed(tmp_path: Path) -> None:
+    fast = [1.0] * 99 + [9.9]  # p99 is the 99th of 100: 1.0 ms
+    met = _target_report(tmp_path, 50_000, fast)
+    assert met.target_misses() == []
+    assert "target" in format_report(met).splitlines()[-1]
+    assert format_report(met).splitlines()[-1].endswith("  met")
+    slow = _target_report(tmp_path, 49_990, [1.0] * 90 + [10.5] * 10)
+    assert slow.target_misses() == ["4,999 moves/s < 5,000", "p99 10.50 ms > 10 ms"]
+    lost = replace(met, db_moves=49_999)
+    assert lost.target_misses() == ["not every move persisted"]
+    summary = format_summary([met, slow, met])
+    assert summary.splitlines()[-1].endswith("met in 2 of 3 runs")
+    rows = summary.splitlines()
+    assert rows[2].endswith(" met") and rows[3].endswith(" missed")
+    assert next(r for r in rows if r.lstrip().startswith("median")).endswith("2/3 met")
 
 
 def test_think_times_spread_evenly_around_the_mean_and_are_exact_without_jitter() -> None:
