@@ -364,13 +364,18 @@ class LoadReport:
         if self.moves_per_s < TARGET_MOVES_PER_S:
             misses.append(f"{self.moves_per_s:,.0f} moves/s < {TARGET_MOVES_PER_S:,.0f}")
         p99 = self.server_added(0.99)
-        if p99 != p99:  # NaN: no kernel receive times
+        if math.isnan(p99):  # no kernel receive times
             p99 = self.latency(0.99)
         if not p99 <= TARGET_P99_MS:
             misses.append(f"p99 {p99:.2f} ms > {TARGET_P99_MS:g} ms")
         if not self.persisted:
             misses.append("not every move persisted")
         return misses
+
+    @property
+    def met_target(self) -> bool:
+        """True when the run met every part of the issue's target (``target_misses``)."""
+        return not self.target_misses()
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -1641,10 +1646,14 @@ def _summary_row(label: str, runs: Sequence[LoadReport]) -> tuple[str, ...]:
 
 def _target_cell(runs: Sequence[LoadReport]) -> str:
     """``met`` or ``missed`` for one run; how many of several runs met the target."""
-    met = sum(1 for r in runs if not r.target_misses())
+    met = _met_count(runs)
     if len(runs) == 1:
         return "met" if met else "missed"
     return f"{met}/{len(runs)} met"
+
+
+def _met_count(runs: Sequence[LoadReport]) -> int:
+    return sum(1 for r in runs if r.met_target)
 
 
 def format_summary(reports: Sequence[LoadReport]) -> str:
@@ -1693,7 +1702,7 @@ def format_summary(reports: Sequence[LoadReport]) -> str:
     lines.append(
         f"target: {TARGET_MATCHES} matches, >= {TARGET_MOVES_PER_S:.0f} moves/s, "
         f"p99 <= {TARGET_P99_MS:g} ms, every move persisted; "
-        f"met in {sum(1 for r in reports if not r.target_misses())} of {len(reports)} runs"
+        f"met in {_met_count(reports)} of {len(reports)} runs"
     )
     return "\n".join(lines)
 
