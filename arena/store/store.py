@@ -68,10 +68,10 @@ from arena.store.records import (
     RatingHistoryEntry,
 )
 from arena.store.writer_process import WriterProcess
-from protocol.games import GAMES
+from protocol.games import GAMES, Fault, Termination
 
 ABORTED = "aborted"
-"""The termination that makes a match ``aborted`` rather than ``finished``."""
+"""The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
 _MAX_NAME = 64
@@ -146,8 +146,6 @@ class Store:
         # Caches for the server's hot path, never for a decision the database must make.
         self._bot_ids: dict[str, int] = {}
         self._ratings: dict[tuple[str, str], float | None] = {}
-        # Past this many pending moves, record_move waits for a flush.
-        self._max_pending = 50 * flush_batch
         self._closed = False
 
     @classmethod
@@ -358,28 +356,16 @@ class Store:
             self._bot_ids.update(found)
         return self._bot_ids[players[0]], self._bot_ids[players[1]]
 
-    async def record_move(
+    def record_move(
         self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
     ) -> None:
         """Queue one move for the next group commit (within ``flush_interval`` seconds).
 
-        Waits only when the buffer is far behind, which slows the callers
-        down instead of growing memory without bound. A second move for the
-        same ply is ignored (the first one stays), and moves of an unknown
-        match are dropped with an error in the log when flushed.
+        A second move for the same ply is ignored (the first one stays), and
+        moves of an unknown match are dropped with an error in the log when
+        flushed.
         """
         self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
-        if len(self._buffer) >= self._max_pending:
-            await self._buffer.flush()
-
-    def record_move_now(
-        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
-    ) -> bool:
-        """``record_move`` when the buffer has room, and True; False (nothing queued) when not."""
-        if len(self._buffer) >= self._max_pending:
-            return False
-        self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
-        return True
 
     def _queue_move(
         self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
@@ -437,8 +423,8 @@ class Store:
         self,
         match_id: str,
         winner: int | None,
-        termination: str,
-        fault: str | None,
+        termination: Termination,
+        fault: Fault | None,
         rated: bool,
         reason: str = "",
     ) -> list[RatingChange]:
@@ -456,13 +442,13 @@ class Store:
         """
         if winner not in (None, 0, 1):
             raise ValueError(f"winner must be 0, 1 or None, got {winner!r}")
-        aborted = termination == ABORTED
+        aborted = termination is Termination.ABORTED
         values: dict[str, Any] = {
             "status": ABORTED if aborted else "finished",
             "winner": None if aborted else winner,
             "result": "*" if aborted else _RESULTS[winner],
-            "termination": termination,
-            "fault": fault,
+            "termination": termination.value,
+            "fault": None if fault is None else fault.value,
             "reason": reason,
             "ended_at": _now(),
         }
@@ -497,8 +483,8 @@ class Store:
                     rated=False,
                     winner=None,
                     result="*",
-                    termination=ABORTED,
-                    fault="infrastructure",
+                    termination=Termination.ABORTED.value,
+                    fault=Fault.INFRASTRUCTURE.value,
                     reason="the server stopped while the match was live",
                     ended_at=_now(),
                 )

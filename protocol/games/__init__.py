@@ -14,7 +14,7 @@ Adding a game is one module defining a ``GameState`` subclass and one line in
 from __future__ import annotations
 
 from protocol.errors import IllegalMoveError, PositionDecodeError, UnknownGameError
-from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
+from protocol.games.base import PLAYER_SYMBOLS, Fault, GameState, Outcome, Termination
 from protocol.games.connect4 import Connect4State
 from protocol.games.tictactoe import TicTacToeState
 from protocol.games.uttt import QuickUltimateTicTacToeState, UltimateTicTacToeState
@@ -52,6 +52,7 @@ __all__ = [
     "GAMES",
     "PLAYER_SYMBOLS",
     "Connect4State",
+    "Fault",
     "GameState",
     "IllegalMoveError",
     "Outcome",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
 from protocol.errors import ProtocolError
+from protocol.games.base import Fault, Termination
 from protocol.messages.codes import MAX_COUNT
 from protocol.messages.spec import (
     Array,
@@ -52,9 +53,9 @@ from protocol.messages.values import (
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 """Match results: player 0 won, player 1 won, draw, no result (aborted)."""
-TERMINATIONS = ("line", "draw", "timeout", "illegal_move", "disconnect", "resign", "aborted")
+TERMINATIONS = tuple(t.value for t in Termination)
 """Why a match ended; the values of ``protocol.games.base.Termination``."""
-FAULTS = ("bot", "infrastructure")
+FAULTS = tuple(f.value for f in Fault)
 """Who is to blame for an abnormal end: a bot, or the server / network."""
 
 _TIME_CONTROL = Annotated[TimeControl, Obj(TimeControl)]

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from arena.http import HttpRequest, HttpResponse, json_response
+from arena.net.http import HttpRequest, HttpResponse, json_response
 from arena.server import ArenaServer
 from protocol.messages import LeaderboardReply, MatchEnd, Moved, YourTurn
 

@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from arena import runtime
-from arena.demo import BOT_NAMES, DEFAULT_BOTS, DEMO_PACE_MS, DemoOptions, run_demo
+from arena.app import ArenaApp
+from arena.cli.demo import BOT_NAMES, DEFAULT_BOTS, DEMO_PACE_MS, DemoOptions, run_demo
+from arena.cli.tables import format_table
 from arena.errors import BotExistsError
+from arena.live.watch import run_watch
 from arena.provision import ensure_bot, read_token_file, write_private
 from arena.server import ArenaConfig
-from arena.serving import ArenaApp
 from arena.store import DEFAULT_URL, Store
-from arena.watch import run_watch
 from protocol.games import GAMES
 from protocol.messages.values import BOT_NAME_PATTERN
 
@@ -346,15 +347,6 @@ async def _leaderboard(store: Store, game: str, server: str) -> int:
     print(f"{game} leaderboard" + ("" if online is not None else " (server not reachable)"))
     print(format_table(["rank", "bot", "rating", "games", "W/D/L", "online"], table))
     return 0
-
-
-def format_table(header: list[str], rows: list[list[str]]) -> str:
-    """A plain left-aligned text table."""
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-    lines = [header, ["-" * w for w in widths], *rows]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
-    )
 
 
 if __name__ == "__main__":

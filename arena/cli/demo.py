@@ -39,9 +39,10 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import make_url
 
+from arena.app import ArenaApp
+from arena.cli.tables import format_table
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
-from arena.serving import ArenaApp
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +229,6 @@ class BoardView:
 
 def format_board(view: BoardView) -> str:
     """The leaderboard as a text table with a header (used by both screen modes)."""
-    from arena.cli import format_table
 
     rows = [
         [
@@ -346,7 +346,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
         # Bots first, so none is in the middle of a move when the server aborts its match.
         await asyncio.gather(*(bot.stop() for bot in run.bots), return_exceptions=True)
         with contextlib.suppress(Exception):
-            final = await app.server.leaderboard_json(options.game)
+            final = await app.server.api.leaderboard_json(options.game)
         await app.stop("demo stopping")
         undo()
     print(run.closing(final), file=run.out, flush=True)
@@ -391,7 +391,9 @@ class _DemoRun:
     async def start_bots(self) -> None:
         """Register (or reuse) each bot, save the tokens, start one process per bot."""
         options, store = self.options, self.app.server.store
-        self.started_total = _rated_matches(await self.app.server.leaderboard_json(options.game))
+        self.started_total = _rated_matches(
+            await self.app.server.api.leaderboard_json(options.game)
+        )
         known = read_token_map(self.tokens_path)
         tokens = dict(known)
         for name in options.bots:
@@ -447,7 +449,7 @@ class _DemoRun:
                 return
 
     async def _view(self) -> BoardView:
-        entries = await self.app.server.leaderboard_json(self.options.game)
+        entries = await self.app.server.api.leaderboard_json(self.options.game)
         total = _rated_matches(entries)
         return BoardView(
             game=self.options.game,
@@ -455,7 +457,7 @@ class _DemoRun:
             elapsed_s=time.monotonic() - self.started,
             rated_total=total,
             rated_this_run=total - self.started_total,
-            live=len(self.app.server.live_matches_json()),
+            live=len(self.app.server.api.live_matches_json()),
             entries=entries,
             exited={b.name: code for b in self.bots if (code := b.returncode) is not None},
             log_path=self.log_path,
@@ -463,7 +465,6 @@ class _DemoRun:
 
     def closing(self, entries: list[dict[str, Any]]) -> str:
         """The final words: how long, how many matches, where they are kept, the table."""
-        from arena.cli import format_table
 
         total = _rated_matches(entries)
         rows = [
