@@ -3,6 +3,7 @@
 The tree::
 
     ArenaError                          root of everything raised here
+    ├── StartupError                    the server cannot start as configured (port, TLS, ...)
     └── StoreError                      the persistence layer refused or failed
         ├── BotExistsError              a bot by that name is already registered
         ├── NoSuchBotError              no active bot by that name
@@ -68,3 +69,7 @@ class MatchAlreadyFinishedError(StoreError):
     def __reduce__(self) -> tuple[type[MatchAlreadyFinishedError], tuple[str, str]]:
         # Rebuilt from its fields: the SQLite writer process sends it across a pipe.
         return type(self), (self.match_id, self.status)
+
+
+class StartupError(ArenaError):
+    """The server cannot start as configured; the message is one line a person can act on."""

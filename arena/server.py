@@ -28,14 +28,18 @@ the tasks cancelled, the store flushed and closed.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import random
+import socket
 import ssl
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena import runtime
+from arena.errors import StartupError
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
 from arena.net.api import ArenaApi
@@ -146,6 +150,7 @@ class ArenaServer:
         """Extra ``/healthz`` fields (e.g. the MQTT publisher's status) set by plug-ins."""
         self._parts: tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi] | None = None
         self._listener: Listener | None = None
+        self._lag = runtime.LoopLag()
         self._stopping = False
         self._stopped = asyncio.Event()
         self._started_at = time.time()
@@ -194,9 +199,20 @@ class ArenaServer:
     # Lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the store (unless injected), end matches a crash left live, start listening."""
+        """Open the store (unless injected), end matches a crash left live, start listening.
+
+        Raises ``StartupError`` (one line, nothing left running) when the server
+        cannot start as configured.
+        """
+        try:
+            await self._start()
+        except BaseException:
+            await self._undo_start()
+            raise
+
+    async def _start(self) -> None:
         config = self.config
-        ssl_context = config.ssl_context()
+        ssl_context = _ssl_context(config)
         if self._store is None:
             self._store = await Store.open(
                 config.db_url, k_factor=config.k_factor, writer_process=config.db_writer_process
@@ -221,12 +237,25 @@ class ArenaServer:
             allowed_origins=config.allowed_origins,
             trust_proxy=config.trust_proxy,
         )
-        await self._listener.start()
+        try:
+            await self._listener.start()
+        except OSError as exc:
+            raise StartupError(_listen_error(config.host, config.port, exc)) from exc
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
+        runtime.gc_pauses.install()
+        self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"
         log.info("arena listening on %s://%s:%d", scheme, config.host, self.port)
+
+    async def _undo_start(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+        await self.supervisor.close(self.config.close_timeout_s)
+        if self._store is not None and self._owns_store:
+            await self._store.close()
+            self._store = None
 
     def _assemble(self, store: Store) -> tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi]:
         config = self.config
@@ -303,6 +332,7 @@ class ArenaServer:
                 await gateway.close_all(reason)
             if self._listener is not None:
                 self._listener.close()
+            self._lag.stop()
             await self.supervisor.close(self.config.close_timeout_s)
         finally:
             if self._store is not None:
@@ -331,6 +361,23 @@ class ArenaServer:
                 spectators=sum(1 for c in gateway.connections if c.role == "spectator"),
                 seeks=len(self.lobby.seeks),
                 failed_logins=gateway.throttle.failed_total,
+                gc=runtime.gc_pauses.status(),
+                loop_lag_ms=self._lag.status(),
             )
         body.update({k: v() if callable(v) else v for k, v in self.health_extras.items()})
         return (503 if self._stopping else 200), body
+
+
+def _ssl_context(config: ArenaConfig) -> ssl.SSLContext | None:
+    try:
+        return config.ssl_context()
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        raise StartupError(f"--tls-cert/--tls-key: {exc}") from exc
+
+
+def _listen_error(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} is in use; pass --port (0 picks a free one)"
+    if exc.errno in (errno.EADDRNOTAVAIL, errno.EACCES) or isinstance(exc, socket.gaierror):
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}; check --host and --port"
+    return f"cannot listen on {host}:{port}: {exc}"

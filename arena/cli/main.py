@@ -37,7 +37,7 @@ from arena import runtime
 from arena.app import ArenaApp
 from arena.cli.demo import BOT_NAMES, DEFAULT_BOTS, DEMO_PACE_MS, DemoOptions, run_demo
 from arena.cli.tables import format_table
-from arena.errors import BotExistsError
+from arena.errors import BotExistsError, StartupError
 from arena.live.watch import run_watch
 from arena.provision import ensure_bot, read_token_file, write_private
 from arena.server import ArenaConfig
@@ -92,6 +92,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="SQLite: write moves and results from a separate process (default) or the server's",
     )
     serve.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
+    serve.add_argument(
+        "--tls-cert", metavar="FILE", help="PEM certificate chain: serve wss:// and https://"
+    )
+    serve.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
+    serve.add_argument(
+        "--allowed-origins",
+        metavar="ORIGINS",
+        default="",
+        help="comma-separated browser origins (besides the server's own) allowed to open a "
+        "websocket, e.g. https://arena.example.org",
+    )
+    serve.add_argument(
+        "--trust-proxy",
+        action="store_true",
+        help="take client addresses from X-Forwarded-For (only behind your own reverse proxy)",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 
     _add_demo_parser(commands, common)
@@ -221,13 +237,21 @@ async def _serve(args: argparse.Namespace) -> int:
         k_factor=args.k_factor,
         pace_ms=args.pace_ms,
         db_writer_process=args.db_writer == "process",
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        allowed_origins=tuple(o.strip() for o in args.allowed_origins.split(",") if o.strip()),
+        trust_proxy=args.trust_proxy,
     )
     try:
         app = ArenaApp(config, mqtt_url=args.mqtt)
     except ValueError as exc:
         print(f"error: --mqtt: {exc}", file=sys.stderr)
         return 2
-    await app.start()
+    try:
+        await app.start()
+    except StartupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     runtime.settle_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

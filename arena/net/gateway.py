@@ -302,6 +302,7 @@ class Gateway:
         conn = session.conn
         if session.inbox is not None:
             session.inbox.stop()
+            session.inbox = None  # its handler refers to the session: no cycle left behind
         if session.hello_timer is not None:
             session.hello_timer.cancel()
         self.connections.discard(conn)

@@ -307,6 +307,8 @@ class Match:
         self._let_go()
 
     def _let_go(self) -> None:
+        self.referee.retire()
+        self._links = [None, None]
         self.done.set()
         if self._on_finished is not None:
             self._on_finished(self)

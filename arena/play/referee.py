@@ -309,6 +309,10 @@ class Referee:
         self._send(1, self.end)
         return self.end
 
+    def retire(self) -> None:
+        """Drop the outlet once the match is over, so nothing keeps the shell alive by a cycle."""
+        self._out = _RETIRED
+
     # Views ----------------------------------------------------------------------
 
     def clocks(self) -> Clocks:
@@ -446,3 +450,26 @@ class Referee:
     def _send(self, player: int, message: ServerMessage) -> None:
         if self._present[player]:
             self._out.send(player, message)
+
+
+class _Retired:
+    """The outlet of a finished referee: there is nothing left to tell anyone."""
+
+    def send(self, player: int, message: ServerMessage) -> None:
+        """Drop."""
+
+    def rtt_ms(self, player: int) -> float:
+        """Nobody is connected."""
+        return 0.0
+
+    def record_move(self, ply: int, player: int, move: int, think_ms: int, rtt_ms: int) -> None:
+        """Never called: a finished match takes no moves."""
+
+    def moved(self, moved: Moved, analysis: Analysis | None) -> None:
+        """Never called."""
+
+    def ended(self, ending: Ending) -> None:
+        """Never called: the ending was decided once."""
+
+
+_RETIRED = _Retired()
