@@ -33,9 +33,7 @@ def get_game_class(name: str) -> type[GameState]:
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
-        raise UnknownGameError(
-            f"unknown game {name!r}; valid games: {', '.join(GAMES)}"
-        ) from None
+        raise UnknownGameError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}") from None
 
 
 def new_game(name: str) -> GameState:

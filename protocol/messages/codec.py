@@ -12,7 +12,8 @@ from typing import Any, NoReturn, TypeVar
 
 from protocol.errors import MalformedMoveError, ProtocolError
 from protocol.messages.codes import MAX_MOVE, MAX_NESTING_DEPTH, ErrorCode
-from protocol.messages.spec import Message, parse_object, show
+from protocol.messages.fields import show
+from protocol.messages.spec import Message, parse_object
 from protocol.messages.values import REQUEST_ID
 
 # Strings are skipped so brackets inside them do not count towards nesting. The

@@ -10,14 +10,13 @@ from typing import Annotated, ClassVar, Literal
 from protocol.errors import ProtocolError
 from protocol.games.base import Fault, Termination
 from protocol.messages.codes import MAX_COUNT
-from protocol.messages.spec import (
+from protocol.messages.fields import (
     Array,
     Bool,
     Choice,
     Float,
     Int,
     IsNull,
-    Message,
     NotNull,
     Nullable,
     Obj,
@@ -25,8 +24,8 @@ from protocol.messages.spec import (
     Pair,
     Rule,
     Str,
-    fast_init,
 )
+from protocol.messages.spec import Message, fast_init
 from protocol.messages.values import (
     BOT_NAME,
     GAME_NAME,
