@@ -39,10 +39,13 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import make_url
 
+from arena import runtime
 from arena.app import ArenaApp
+from arena.cli.common import Subparsers
 from arena.cli.tables import format_table
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
+from protocol.games import GAMES
 
 log = logging.getLogger(__name__)
 
@@ -476,3 +479,45 @@ class _DemoRun:
             f"{total - self.started_total} rated matches this run, {total} in total; "
             f"results and ratings are saved in {self.options.db_url}\n{table}"
         ).rstrip()
+
+
+def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
+    """Add ``arena demo``."""
+    demo = commands.add_parser(
+        "demo",
+        parents=[common],
+        help="run the server with built-in bots playing rated matches; live leaderboard",
+    )
+    demo.add_argument("--game", default="connect4", choices=GAMES)
+    demo.add_argument(
+        "--bots",
+        default=",".join(DEFAULT_BOTS),
+        help=f"comma-separated subset of {','.join(BOT_NAMES)} (default: all)",
+    )
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    demo.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
+    demo.add_argument("--move-ms", type=int, default=1000, help="time per move (ms)")
+    demo.add_argument(
+        "--pace-ms",
+        type=int,
+        default=DEMO_PACE_MS,
+        help=f"pause between moves, so people can follow (default {DEMO_PACE_MS}; 0: none)",
+    )
+    demo.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop by itself after this long"
+    )
+    demo.add_argument(
+        "--refresh", type=float, default=2.0, metavar="SECONDS", help="leaderboard redraw period"
+    )
+    demo.add_argument("--quiet", action="store_true", help="no live leaderboard, just a summary")
+    demo.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        options = DemoOptions.from_args(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return runtime.run(run_demo(options))
