@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -61,7 +61,7 @@ class BotRating:
     """Worst rank the bot could honestly hold."""
     provisional: bool
     """Too few games or too wide an interval to take the rating at face value."""
-    component: int
+    group: int
     """Which group of bots connected by games it belongs to (0 = the largest)."""
 
 
@@ -75,10 +75,26 @@ class RatingFit:
     """Covariance (Elo²) of the ratings, rows and columns in the order of ``ratings``."""
     iterations: int
     """Newton steps the fit took."""
-    components: int
+    groups: int
     """How many separate groups of bots the games connect (1 when all are comparable)."""
     anchor: str | None
     """The bot pinned to the anchor rating, or ``None`` when the pool mean is."""
+
+    def only(self, names: Iterable[str]) -> RatingFit:
+        """The same fit shown for a subset of bots (say, the active ones), ranked among themselves.
+
+        Ratings and intervals are unchanged: the other bots' games still inform
+        them. Only ``rank``, ``rank_low`` and ``rank_high`` are recomputed.
+        """
+        wanted = set(names)
+        keep = [i for i, line in enumerate(self.ratings) if line.name in wanted]
+        covariance = self.covariance[np.ix_(keep, keep)]
+        ranges = rank_ranges([self.ratings[i].rating for i in keep], covariance)
+        lines = tuple(
+            replace(self.ratings[i], rank=position + 1, rank_low=low, rank_high=high)
+            for position, (i, (low, high)) in enumerate(zip(keep, ranges, strict=True))
+        )
+        return replace(self, ratings=lines, covariance=covariance)
 
     def get(self, name: str) -> BotRating:
         """The rating of bot ``name``; ``KeyError`` if it is not in the fit."""
@@ -127,6 +143,10 @@ def fit_ratings(
     if anchor is not None and anchor not in names:
         raise ValueError(f"the anchor bot {anchor!r} is not among the rated bots")
     pairs, wdl = _tally(cells, names)
+    if not names:
+        return RatingFit(
+            ratings=(), covariance=np.zeros((0, 0)), iterations=0, groups=0, anchor=None
+        )
     # One BLAS thread: these matrices are small, and a multi-threaded OpenBLAS
     # on a busy machine spins on contended cores (a 100×100 solve measured
     # 45 ms instead of 0.04 ms with another process on the second core).
@@ -140,7 +160,10 @@ def fit_ratings(
         # covariance is scale²·A·C·Aᵀ.
         reference = np.zeros(pairs.size)
         if anchor is None:
-            reference[component == 0] = 1.0 / np.count_nonzero(component == 0)
+            main = component == 0
+            if np.count_nonzero(main) < 2:  # no games at all: no group stands out
+                main[:] = True
+            reference[main] = 1.0 / np.count_nonzero(main)
         else:
             reference[names.index(anchor)] = 1.0
         contrast = np.eye(pairs.size) - reference[None, :]
@@ -164,7 +187,7 @@ def fit_ratings(
             rank_low=ranges[position][0],
             rank_high=ranges[position][1],
             provisional=is_provisional(int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95),
-            component=int(component[i]),
+            group=int(component[i]),
         )
         for position, i in enumerate(order)
     )
@@ -172,7 +195,7 @@ def fit_ratings(
         ratings=lines,
         covariance=covariance,
         iterations=strengths.iterations,
-        components=int(component.max(initial=-1)) + 1,
+        groups=int(component.max(initial=-1)) + 1,
         anchor=anchor,
     )
 

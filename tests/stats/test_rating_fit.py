@@ -35,14 +35,32 @@ def _games(cells: list[PairResult], names: list[str]) -> list[tuple[int, int, fl
     return games
 
 
-@pytest.mark.parametrize("prior_sd", [1000.0, 150.0])
-def test_matches_a_brute_force_fit_game_by_game(prior_sd: float) -> None:
-    names = ["a", "b", "c", "d"]
-    ratings, covariance = bradley_terry_by_optimizer(_games(SMALL, names), 4, prior_sd)
-    fit = fit_ratings(SMALL, prior_sd=prior_sd)
-    centred = 1500.0 + ratings - ratings.mean()
-    mean_contrast = np.eye(4) - 0.25
-    ci = Z95 * np.sqrt(np.diag(mean_contrast @ covariance @ mean_contrast.T))
+STRAY = [PairResult("x", "y", 5, 0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("cells", "extra_bots", "prior_sd"),
+    [
+        (SMALL, [], None),  # the default prior, 1000 Elo
+        (SMALL, [], 150.0),
+        ([*SMALL, *STRAY], ["newcomer"], 300.0),  # three separate groups
+    ],
+)
+def test_matches_a_brute_force_fit_game_by_game(
+    cells: list[PairResult], extra_bots: list[str], prior_sd: float | None
+) -> None:
+    names = sorted({*extra_bots, *(c.bot for c in cells), *(c.opponent for c in cells)})
+    size = len(names)
+    ratings, covariance = bradley_terry_by_optimizer(_games(cells, names), size, prior_sd or 1000.0)
+    if prior_sd is None:
+        fit = fit_ratings(cells, bots=extra_bots)
+    else:
+        fit = fit_ratings(cells, bots=extra_bots, prior_sd=prior_sd)
+    # The reference is the mean of the largest group (a, b, c, d).
+    main = np.array([name in "abcd" for name in names], dtype=float) / 4
+    centred = 1500.0 + ratings - main @ ratings
+    contrast = np.eye(size) - main[None, :]
+    ci = Z95 * np.sqrt(np.diag(contrast @ covariance @ contrast.T))
     for i, name in enumerate(names):
         assert fit.get(name).rating == pytest.approx(centred[i], abs=1e-3)
         assert fit.get(name).ci95 == pytest.approx(ci[i], rel=1e-3)
@@ -72,7 +90,7 @@ def test_recovers_a_simulated_truth() -> None:
     assert np.all(np.abs(error) < 4 * sd)
     assert np.count_nonzero(np.abs(error) < Z95 * sd) >= 10  # 95% intervals cover the truth
     assert float(np.sqrt(np.mean(error**2))) < 15.0
-    assert fit.components == 1 and fit.iterations < 20
+    assert fit.groups == 1 and fit.iterations < 20
     assert [r.rank for r in fit.ratings] == list(range(1, 13))
 
 
@@ -117,14 +135,14 @@ def test_a_separate_group_does_not_disturb_the_main_one() -> None:
     alone = fit_ratings(SMALL)
     stray = [PairResult("x", "y", 5, 0, 1)]
     together = fit_ratings([*SMALL, *stray], bots=["newcomer"])
-    assert together.components == 3
+    assert together.groups == 3
     for name in "abcd":
         assert together.get(name).rating == pytest.approx(alone.get(name).rating, abs=1e-9)
         assert together.get(name).ci95 == pytest.approx(alone.get(name).ci95, abs=1e-9)
-        assert together.get(name).component == 0
+        assert together.get(name).group == 0
     x, y, newcomer = together.get("x"), together.get("y"), together.get("newcomer")
     assert (x.rating + y.rating) / 2 == pytest.approx(1500.0, abs=1e-9)
-    assert x.component == y.component == 1 and newcomer.component == 2
+    assert x.group == y.group == 1 and newcomer.group == 2
     assert min(x.ci95, y.ci95, newcomer.ci95) > 1000.0
     assert newcomer.games == 0 and newcomer.provisional
     # Nothing is known about where the stray group sits: any rank is possible.
@@ -182,3 +200,29 @@ def test_bad_input_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         fit_ratings(cells, **options)  # type: ignore[arg-type]
+
+
+def test_only_reranks_a_subset_without_refitting() -> None:
+    rng = np.random.default_rng(5)
+    truth = np.array([1000.0, 1500.0, 1505.0, 1510.0, 2000.0])
+    fit = fit_ratings(simulate_pair_results(truth, 4000, rng))
+    shown = fit.only(["bot0", "bot2", "bot4"])
+    assert [r.name for r in shown.ratings] == ["bot4", "bot2", "bot0"]
+    assert [(r.rank, r.rank_low, r.rank_high) for r in shown.ratings] == [
+        (1, 1, 1),
+        (2, 2, 2),
+        (3, 3, 3),
+    ]
+    assert shown.get("bot2").rating == fit.get("bot2").rating
+    assert shown.get("bot2").ci95 == fit.get("bot2").ci95
+    assert shown.covariance.shape == (3, 3)
+
+
+def test_no_games_at_all() -> None:
+    assert fit_ratings([]).ratings == ()
+    lone = fit_ratings([], bots=["a"]).get("a")
+    assert (lone.rating, lone.ci95, lone.rank_low, lone.rank_high) == (1500.0, 0.0, 1, 1)
+    pair = fit_ratings([], bots=["a", "b"])
+    assert [r.rating for r in pair.ratings] == [1500.0, 1500.0]
+    assert all(r.ci95 > 1000.0 and r.provisional and r.games == 0 for r in pair.ratings)
+    assert pair.groups == 2

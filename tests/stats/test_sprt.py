@@ -43,7 +43,7 @@ EDGE_COUNTS = [
     (40, 200, 410, 190, 35),
     (120, 310, 115),
 ]
-BOUNDS = [(0.0, 2.0), (-1.75, 0.25), (0.0, 5.0), (-10.0, 10.0)]
+BOUNDS = [(0.0, 2.0), (-1.75, 0.25), (-10.0, 10.0)]
 
 trinomials = st.tuples(*[st.integers(0, 200)] * 3)
 pentanomials = st.tuples(*[st.integers(0, 60)] * 5)
