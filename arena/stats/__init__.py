@@ -1,7 +1,8 @@
 """Match statistics: Elo with intervals, LOS, SPRT and rating fits. Pure functions, no I/O.
 
 Malformed input (a count vector of the wrong length, negative counts, unknown
-models or bots) raises ``ValueError``; nothing else is raised on purpose.
+models or bots) raises ``ValueError``. ``ArithmeticError`` would mean an
+iteration failed to converge, which no tested input does.
 """
 
 from __future__ import annotations
