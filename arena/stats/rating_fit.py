@@ -204,18 +204,22 @@ def _tally(cells: list[PairResult], names: list[str]) -> tuple[PairGames, IntArr
     """The fit's input (one entry per unordered pair that met) and W/D/L per bot."""
     index = {name: i for i, name in enumerate(names)}
     size = len(names)
+    rows = np.array(
+        [(index[bot], index[opponent], w, d, lost) for bot, opponent, w, d, lost in cells],
+        dtype=np.intp,
+    ).reshape(-1, 5)
+    bad = (rows[:, 0] == rows[:, 1]) | np.any(rows[:, 2:] < 0, axis=1)
+    if bad.any():
+        raise ValueError(f"not a valid pair result: {cells[int(np.argmax(bad))]}")
+    i, j, wins, draws, losses = rows.T
     wdl = np.zeros((size, 3), dtype=np.intp)
+    np.add.at(wdl, i, rows[:, 2:])
+    np.add.at(wdl, j, rows[:, [4, 3, 2]])
     score = np.zeros((size, size))
+    np.add.at(score, (i, j), wins + 0.5 * draws)
+    np.add.at(score, (j, i), losses + 0.5 * draws)
     games = np.zeros((size, size))
-    for cell in cells:
-        if min(cell.wins, cell.draws, cell.losses) < 0 or cell.bot == cell.opponent:
-            raise ValueError(f"not a valid pair result: {cell}")
-        i, j = index[cell.bot], index[cell.opponent]
-        wdl[i] += (cell.wins, cell.draws, cell.losses)
-        wdl[j] += (cell.losses, cell.draws, cell.wins)
-        score[i, j] += cell.wins + 0.5 * cell.draws
-        score[j, i] += cell.losses + 0.5 * cell.draws
-        games[i, j] += cell.wins + cell.draws + cell.losses
+    np.add.at(games, (i, j), wins + draws + losses)
     games += games.T
     first, second = np.nonzero(np.triu(games) > 0)
     return PairGames(size, first, second, games[first, second], score[first, second]), wdl
