@@ -1,0 +1,225 @@
+"""Leaderboard ratings: one Bradley–Terry fit over all rated games of a game, with intervals.
+
+The server aggregates its games per ordered pair of bots (``PairResult``: how
+often ``bot`` won, drew and lost against ``opponent``), so the fit's input is at
+most ``n·(n − 1)`` cells however many games were played, and calls
+``fit_ratings``. Ratings are on the Elo scale, centred on a pool mean of 1500
+or pinned to a named anchor bot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from arena.ratings import DEFAULT_RATING
+from arena.stats.bradley_terry import IntArray, PairGames, fit_strengths
+from arena.stats.counts import FloatArray
+from arena.stats.elo import Z95
+from arena.stats.ranks import MAX_CI95, MIN_GAMES, is_provisional, rank_ranges
+
+ELO_PER_LOG_ODDS = 400.0 / math.log(10.0)
+"""Elo points per unit of natural log-odds (173.7...)."""
+
+PRIOR_SD = 1000.0
+"""Spread (Elo) of the Gaussian prior on each rating: weak, but it keeps every rating finite."""
+
+
+class PairResult(NamedTuple):
+    """Rated games between two bots, counted from ``bot``'s side."""
+
+    bot: str
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+
+
+@dataclass(frozen=True)
+class BotRating:
+    """One bot's line on the leaderboard."""
+
+    name: str
+    rating: float
+    """Fitted rating on the Elo scale."""
+    ci95: float
+    """Half-width of the 95% interval of ``rating`` (0 for the anchor bot)."""
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    rank: int
+    """Position by rating, 1 = best."""
+    rank_low: int
+    """Best rank the bot could honestly hold (see ``rank_ranges``)."""
+    rank_high: int
+    """Worst rank the bot could honestly hold."""
+    provisional: bool
+    """Too few games or too wide an interval to take the rating at face value."""
+    group: int
+    """Which group of bots connected by games it belongs to (0 = the largest)."""
+
+
+@dataclass(frozen=True, eq=False)
+class RatingFit:
+    """The fitted leaderboard of one game."""
+
+    ratings: tuple[BotRating, ...]
+    """Best first."""
+    covariance: FloatArray
+    """Covariance (Elo²) of the ratings, rows and columns in the order of ``ratings``."""
+    iterations: int
+    """Newton steps the fit took."""
+    groups: int
+    """How many separate groups of bots the games connect (1 when all are comparable)."""
+    anchor: str | None
+    """The bot pinned to the anchor rating, or ``None`` when the pool mean is."""
+
+    def only(self, names: Iterable[str]) -> RatingFit:
+        """The same fit shown for a subset of bots (say, the active ones), ranked among themselves.
+
+        Ratings and intervals are unchanged: the other bots' games still inform
+        them. Only ``rank``, ``rank_low`` and ``rank_high`` are recomputed.
+        """
+        wanted = set(names)
+        keep = [i for i, line in enumerate(self.ratings) if line.name in wanted]
+        covariance = self.covariance[np.ix_(keep, keep)]
+        ranges = rank_ranges([self.ratings[i].rating for i in keep], covariance)
+        lines = tuple(
+            replace(self.ratings[i], rank=position + 1, rank_low=low, rank_high=high)
+            for position, (i, (low, high)) in enumerate(zip(keep, ranges, strict=True))
+        )
+        return replace(self, ratings=lines, covariance=covariance)
+
+    def get(self, name: str) -> BotRating:
+        """The rating of bot ``name``; ``KeyError`` if it is not in the fit."""
+        for rating in self.ratings:
+            if rating.name == name:
+                return rating
+        raise KeyError(name)
+
+
+def tally_pairs(games: Iterable[tuple[str, str, float]]) -> list[PairResult]:
+    """``PairResult`` cells from ``(bot, opponent, bot's score)`` per game (score 1, ½ or 0)."""
+    cells: dict[tuple[str, str], list[int]] = {}
+    for bot, opponent, score in games:
+        outcome = {1.0: 0, 0.5: 1, 0.0: 2}.get(float(score))
+        if outcome is None:
+            raise ValueError(f"a game score must be 1, 0.5 or 0, got {score!r}")
+        cells.setdefault((bot, opponent), [0, 0, 0])[outcome] += 1
+    return [PairResult(bot, opponent, *wdl) for (bot, opponent), wdl in cells.items()]
+
+
+def fit_ratings(
+    results: Iterable[PairResult],
+    *,
+    bots: Iterable[str] = (),
+    anchor: str | None = None,
+    anchor_rating: float = DEFAULT_RATING,
+    prior_sd: float = PRIOR_SD,
+    min_games: int = MIN_GAMES,
+    max_ci95: float = MAX_CI95,
+) -> RatingFit:
+    """Fit every bot's rating to all ``results`` at once (Bradley–Terry, draws = ½).
+
+    Cells for both orders of a pair may be given; they are added up. ``bots``
+    names bots to include even without games (they get the anchor rating with
+    a prior-wide interval). With ``anchor`` the named bot is pinned to
+    ``anchor_rating`` and every interval is relative to it; without, the mean
+    rating of the largest group of bots connected by games is ``anchor_rating``
+    and intervals are relative to that mean. Other groups (and bots without
+    games) sit with their own mean at the same level; their intervals include
+    the unknown offset between the groups, so they are as wide as the prior.
+    """
+    if not prior_sd > 0.0:
+        raise ValueError(f"prior_sd must be positive, got {prior_sd}")
+    cells = list(results)
+    names = sorted({*bots, *(c.bot for c in cells), *(c.opponent for c in cells)})
+    if anchor is not None and anchor not in names:
+        raise ValueError(f"the anchor bot {anchor!r} is not among the rated bots")
+    pairs, wdl = _tally(cells, names)
+    if not names:
+        return RatingFit(
+            ratings=(), covariance=np.zeros((0, 0)), iterations=0, groups=0, anchor=None
+        )
+    # One BLAS thread: these matrices are small, and a multi-threaded OpenBLAS
+    # on a busy machine spins on contended cores (a 100×100 solve measured
+    # 45 ms instead of 0.04 ms with another process on the second core).
+    with threadpool_limits(limits=1, user_api="blas"):
+        strengths = fit_strengths(pairs, precision=(ELO_PER_LOG_ODDS / prior_sd) ** 2)
+        component = strengths.component
+        # Ratings are reported relative to a reference: the anchor bot, or the
+        # mean of the largest group of bots that games connect (a stray group
+        # must not widen everyone's interval). The reference is linear in θ, so
+        # with the contrast matrix A, rating = anchor_rating + scale·A·θ and its
+        # covariance is scale²·A·C·Aᵀ.
+        reference = np.zeros(pairs.size)
+        if anchor is None:
+            main = component == 0
+            if np.count_nonzero(main) < 2:  # no games at all: no group stands out
+                main[:] = True
+            reference[main] = 1.0 / np.count_nonzero(main)
+        else:
+            reference[names.index(anchor)] = 1.0
+        contrast = np.eye(pairs.size) - reference[None, :]
+        rating = anchor_rating + ELO_PER_LOG_ODDS * (contrast @ strengths.theta)
+        covariance = ELO_PER_LOG_ODDS**2 * strengths.contrast_covariance(contrast)
+    ci95 = Z95 * np.sqrt(np.maximum(np.diag(covariance), 0.0))
+
+    order = sorted(range(pairs.size), key=lambda i: (-rating[i], names[i]))
+    covariance = covariance[np.ix_(order, order)]
+    ranges = rank_ranges([rating[i] for i in order], covariance)
+    lines = tuple(
+        BotRating(
+            name=names[i],
+            rating=float(rating[i]),
+            ci95=float(ci95[i]),
+            games=int(wdl[i].sum()),
+            wins=int(wdl[i, 0]),
+            draws=int(wdl[i, 1]),
+            losses=int(wdl[i, 2]),
+            rank=position + 1,
+            rank_low=ranges[position][0],
+            rank_high=ranges[position][1],
+            provisional=is_provisional(int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95),
+            group=int(component[i]),
+        )
+        for position, i in enumerate(order)
+    )
+    return RatingFit(
+        ratings=lines,
+        covariance=covariance,
+        iterations=strengths.iterations,
+        groups=int(component.max(initial=-1)) + 1,
+        anchor=anchor,
+    )
+
+
+def _tally(cells: list[PairResult], names: list[str]) -> tuple[PairGames, IntArray]:
+    """The fit's input (one entry per unordered pair that met) and W/D/L per bot."""
+    index = {name: i for i, name in enumerate(names)}
+    size = len(names)
+    rows = np.array(
+        [(index[bot], index[opponent], w, d, lost) for bot, opponent, w, d, lost in cells],
+        dtype=np.intp,
+    ).reshape(-1, 5)
+    bad = (rows[:, 0] == rows[:, 1]) | np.any(rows[:, 2:] < 0, axis=1)
+    if bad.any():
+        raise ValueError(f"not a valid pair result: {cells[int(np.argmax(bad))]}")
+    i, j, wins, draws, losses = rows.T
+    wdl = np.zeros((size, 3), dtype=np.intp)
+    np.add.at(wdl, i, rows[:, 2:])
+    np.add.at(wdl, j, rows[:, [4, 3, 2]])
+    score = np.zeros((size, size))
+    np.add.at(score, (i, j), wins + 0.5 * draws)
+    np.add.at(score, (j, i), losses + 0.5 * draws)
+    games = np.zeros((size, size))
+    np.add.at(games, (i, j), wins + draws + losses)
+    games += games.T
+    first, second = np.nonzero(np.triu(games) > 0)
+    return PairGames(size, first, second, games[first, second], score[first, second]), wdl
