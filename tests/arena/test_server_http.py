@@ -80,7 +80,9 @@ async def test_http_errors(server: ArenaServer) -> None:
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
 @pytest.mark.parametrize("path", ["/healthz", "/api/leaderboard?game=connect4", "/api/matches"])
-async def test_other_methods_get_405_with_allow(server: ArenaServer, method: str, path: str) -> None:
+async def test_other_methods_get_405_with_allow(
+    server: ArenaServer, method: str, path: str
+) -> None:
     status, headers, body = await http_get(server.port, path, method, b'{"x": 1}')
     assert status == 405 and headers["allow"] == "GET, HEAD"
     assert method in body["error"]

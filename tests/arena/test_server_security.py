@@ -18,7 +18,6 @@ from websockets.exceptions import InvalidStatus
 
 from arena.net.limits import LoginThrottle
 from arena.play.clock import ManualClock
-from arena.server import ArenaServer
 from protocol.messages import PROTOCOL_VERSION
 
 
@@ -88,9 +87,22 @@ def certificate(tmp_path: Path) -> tuple[Path, Path]:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1",
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
         ],  # fmt: skip
         check=True,
         capture_output=True,
