@@ -85,25 +85,10 @@ def certificate(tmp_path: Path) -> tuple[Path, Path]:
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command is not installed")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    command = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1"
     subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ],  # fmt: skip
+        [*command.split(), "-keyout", str(key), "-out", str(cert)]
+        + ["-addext", "subjectAltName=IP:127.0.0.1"],
         check=True,
         capture_output=True,
     )
