@@ -86,9 +86,9 @@ def certificate(tmp_path: Path) -> tuple[Path, Path]:
         pytest.skip("the openssl command is not installed")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     command = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1"
+    extension = "subjectAltName=IP:127.0.0.1"
     subprocess.run(
-        [*command.split(), "-keyout", str(key), "-out", str(cert)]
-        + ["-addext", "subjectAltName=IP:127.0.0.1"],
+        [*command.split(), "-keyout", str(key), "-out", str(cert), "-addext", extension],
         check=True,
         capture_output=True,
     )
