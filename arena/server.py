@@ -16,6 +16,7 @@ The parts, each in a module that says what it owns:
 - ``arena.live.spectators``: spectator feeds and the event sink (MQTT);
 - ``arena.net.api``: the JSON API and the read-only queries; ``arena.live.viewer``: the web
   viewer's pages;
+- ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results;
 - ``arena.store``: persistence, opened here unless one is injected.
 
 Every background task belongs to one ``Supervisor``. Shutdown (``shutdown``
@@ -40,6 +41,7 @@ from typing import Any
 
 from arena import runtime
 from arena.errors import StartupError
+from arena.leaderboard import Leaderboards
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
 from arena.net.api import ArenaApi
@@ -50,6 +52,7 @@ from arena.net.listener import Listener
 from arena.net.websocket import WebSocketConnection
 from arena.play.clock import Clock, MonotonicClock
 from arena.play.lobby import Lobby, TimeLimits
+from arena.play.match import ObserverGroup
 from arena.play.matchmaker import Matchmaker
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
@@ -94,6 +97,8 @@ class ArenaConfig:
     """How long seeks gather before a pairing pass, so close ratings can find each other."""
     pace_ms: int = 0
     """Pause between a move and the next turn, on nobody's clock (for people watching)."""
+    leaderboard_refresh_s: float = 1.0
+    """Least time between two rating fits of one game while rated results keep coming."""
     seed: int | None = None
     """Seeds colour assignment, for reproducible tests."""
     db_writer_process: bool = False
@@ -185,6 +190,11 @@ class ArenaServer:
         return self._started()[3]
 
     @property
+    def leaderboards(self) -> Leaderboards:
+        """The cached fitted leaderboards."""
+        return self._started()[3].leaderboards
+
+    @property
     def port(self) -> int:
         """The port actually listened on (useful with port 0)."""
         if self._listener is None:
@@ -259,9 +269,12 @@ class ArenaServer:
 
     def _assemble(self, store: Store) -> tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi]:
         config = self.config
+        leaderboards = Leaderboards(
+            store, refresh_s=config.leaderboard_refresh_s, spawn=self.supervisor.spawn
+        )
         registry = MatchRegistry(
             store,
-            observer=self.hub,
+            observer=ObserverGroup(self.hub, leaderboards),
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
@@ -276,7 +289,11 @@ class ArenaServer:
         )
         registry.on_change = matchmaker.schedule
         api = ArenaApi(
-            store, registry, is_online=lambda bot: bot in self.gateway.bots, health=self.health
+            store,
+            registry,
+            leaderboards,
+            is_online=lambda bot: bot in self.gateway.bots,
+            health=self.health,
         )
         gateway = Gateway(
             GatewayLimits(
