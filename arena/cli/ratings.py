@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from arena.cli.common import DEFAULT_SERVER, Subparsers, open_store
-from arena.cli.tables import format_table
+from arena.cli.tables import format_table, rating_cell
 from arena.errors import ArenaError
 from arena.leaderboard import Board, HeadToHead, build_board, head_to_head
 from arena.store import Store
@@ -96,13 +96,12 @@ def leaderboard_table(board: Board, online: dict[str, bool] | None) -> str:
         span = str(line.rank_low)
         if line.rank_high != line.rank_low:
             span = f"{line.rank_low}-{line.rank_high}"
-        mark = " ?" if line.provisional else ""
         rows.append(
             [
                 str(line.rank),
                 span,
                 line.name,
-                f"{line.rating:.0f} ± {line.ci95:.0f}{mark}",
+                rating_cell(line.rating, line.ci95, line.provisional),
                 f"{board.elo[line.name]:.0f}",
                 str(line.games),
                 f"{line.wins}/{line.draws}/{line.losses}",
