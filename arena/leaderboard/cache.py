@@ -73,6 +73,12 @@ class _Slot:
     scheduled: bool = False
 
 
+def _quietly(task: asyncio.Task[Board]) -> None:
+    """Retrieve a build's failure: its callers got it; with none left (shutdown) it is moot."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("leaderboard build failed", exc_info=task.exception())
+
+
 def _default_spawn(coro: Coroutine[Any, Any, None], name: str) -> object:
     return asyncio.get_running_loop().create_task(coro, name=name)
 
@@ -161,6 +167,7 @@ class Leaderboards:
             slot.building = asyncio.get_running_loop().create_task(
                 self._read_and_fit(game, slot), name=f"leaderboard-{game}"
             )
+            slot.building.add_done_callback(_quietly)
         building = slot.building
         # Shielded: one caller giving up must not cancel the build others wait for.
         return await asyncio.shield(building)

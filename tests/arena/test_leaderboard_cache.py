@@ -35,6 +35,17 @@ async def seeded(store: Store) -> list[tuple[str, str, float]]:
     return games
 
 
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def boards(store: Store, clock: FakeClock) -> Leaderboards:
+    """Boards refreshed at most every second, re-read after 30 s, on the fake clock."""
+    return Leaderboards(store, refresh_s=1.0, max_age_s=30.0, clock=clock)
+
+
 def ratings_of(board: Board) -> dict[str, tuple[float, float, int]]:
     return {line.name: (line.rating, line.ci95, line.games) for line in board.shown.ratings}
 
@@ -54,10 +65,8 @@ def assert_matches_games(board: Board, games: list[tuple[str, str, float]]) -> N
 
 
 async def test_reads_are_cached_and_a_result_costs_one_fit(
-    store: Store, seeded: list[tuple[str, str, float]]
+    store: Store, seeded: list[tuple[str, str, float]], boards: Leaderboards, clock: FakeClock
 ) -> None:
-    clock = FakeClock()
-    boards = Leaderboards(store, refresh_s=1.0, max_age_s=30.0, clock=clock)
     first = await boards.board(GAME)
     assert_matches_games(first, seeded)
     for _ in range(50):
@@ -86,10 +95,8 @@ async def test_reads_are_cached_and_a_result_costs_one_fit(
 
 
 async def test_an_old_board_is_reread_but_refitted_only_when_the_data_changed(
-    store: Store, seeded: list[tuple[str, str, float]]
+    store: Store, seeded: list[tuple[str, str, float]], boards: Leaderboards, clock: FakeClock
 ) -> None:
-    clock = FakeClock()
-    boards = Leaderboards(store, refresh_s=1.0, max_age_s=30.0, clock=clock)
     first = await boards.board(GAME)
     clock.now += 31.0  # old, but nothing changed: read again, keep the board
     assert await boards.board(GAME) is first

@@ -16,18 +16,11 @@ from tests.stats.brute_force import (
     covariance_at,
     negative_log_posterior,
 )
+from tests.stats.test_rating_fit import SMALL
 
 Z95 = 1.959963984540054
 
-CELLS = [
-    PairResult("a", "b", 7, 3, 4),
-    PairResult("b", "a", 2, 1, 5),
-    PairResult("a", "c", 9, 2, 1),
-    PairResult("c", "d", 3, 4, 6),
-    PairResult("b", "d", 2, 2, 8),
-    PairResult("d", "a", 1, 0, 6),
-    PairResult("e", "b", 0, 1, 2),  # a newcomer with three games
-]
+CELLS = [*SMALL, PairResult("e", "b", 0, 1, 2)]  # plus a newcomer with three games
 NAMES = ["a", "b", "c", "d", "e"]
 
 
