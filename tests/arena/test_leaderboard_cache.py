@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from rating_data import expected_fit, random_games, seed_results
 
 from arena.leaderboard import Board, Leaderboards
 from arena.store import Store
 from protocol.errors import ProtocolError
+from tests.arena.rating_data import expected_fit, random_games, seed_results
 
 GAME = "connect4"
 NAMES = ["alpha", "beta", "gamma"]

@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TEST_CONFIG
 from mosquitto_fixture import MOSQUITTO, Mosquitto, Recorder
-from rating_data import Game, expected_fit, random_games, seed_results
 from websockets.asyncio.client import ClientConnection, connect
 
 from arena.app import ArenaApp
@@ -30,6 +28,8 @@ from arena.live import mqtt_topics as topics
 from arena.stats import RatingFit
 from arena.store import LeaderboardRow, Store
 from protocol.messages import PROTOCOL_VERSION, LeaderboardReply, parse_server_message
+from tests.arena.conftest import TEST_CONFIG
+from tests.arena.rating_data import Game, expected_fit, random_games, seed_results
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="the mosquitto binary is not installed")
 

@@ -7,15 +7,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import ServerFactory
-from rating_data import Game, expected_fit, random_games, seed_results
-from test_server_http import http_get
 
 from arena.cli.main import main as arena_main
 from arena.server import ArenaServer
 from arena.stats import elo_estimate
 from arena.stats.elo import Z95
 from arena.store import Store
+from tests.arena.conftest import ServerFactory
+from tests.arena.rating_data import Game, expected_fit, random_games, seed_results
+from tests.arena.test_server_http import http_get
 
 GAME = "connect4"
 SKILL = {"alice": 1650.0, "bob": 1550.0, "carol": 1450.0, "dave": 1350.0}

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 from mosquitto_fixture import MOSQUITTO, Mosquitto, Recorder
-from rating_data import expected_fit
 from websockets.asyncio.client import ClientConnection, connect
 
 from arena.cli import main as arena_main
 from arena.live import mqtt_topics as topics
 from arena.store import Store
 from protocol.messages import PROTOCOL_VERSION
+from tests.arena.rating_data import expected_fit
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="the mosquitto binary is not installed")
 

@@ -66,16 +66,32 @@ function opponentsTable(line) {
       el("td", { class: "num wdl" }, formatRatingInterval(row))))));
 }
 
+/** Charts to (re)draw at their figure's width: figure -> draw(width). */
+const charts = new Map();
+
+function drawCharts() {
+  for (const [figure, draw] of charts) {
+    const width = figure.clientWidth;
+    if (width && figure.dataset.width !== String(width)) {
+      figure.dataset.width = String(width);
+      figure.querySelector("svg")?.remove();
+      figure.prepend(draw(width));
+    }
+  }
+}
+
 function gameSection(line) {
   const title = gameTitle(line.game);
   const label = `${name}'s rating in ${title}: ${formatRatingInterval(line)} after ${line.games} games`;
-  const chart = line.history.length || line.elo_history.length
-    ? el("figure", { class: "chart" },
-      ratingChart(line.history, line.elo_history, label),
+  let chart = null;
+  if (line.history.length || line.elo_history.length) {
+    chart = el("figure", { class: "chart" },
       el("figcaption", { class: "legend muted" },
-        el("span", { class: "key band-key" }), "fitted rating with its 95% interval",
-        el("span", { class: "key elo-key" }), "incremental Elo"))
-    : null;
+        el("span", { class: "legend-item" }, el("span", { class: "key band-key" }),
+          "fitted rating with its 95% interval"),
+        el("span", { class: "legend-item" }, el("span", { class: "key elo-key" }), "incremental Elo")));
+    charts.set(chart, (width) => ratingChart(line.history, line.elo_history, label, width));
+  }
   return el("section", { class: "panel bot-game", dataset: { game: line.game }, "aria-label": title },
     el("div", { class: "panel-head" }, el("h2", {}, title)),
     facts(line),
@@ -116,6 +132,7 @@ async function load() {
       ? data.ratings.map(gameSection)
       : [el("p", { class: "panel muted" }, "No rated games yet.")]));
     $("bot-matches").replaceChildren(matchList(data.recent_matches));
+    drawCharts(); // now that the figures are laid out and have a width
     root.dataset.status = "ready";
   } catch (error) {
     $("bot-games").replaceChildren(el("p", { class: "panel error" },
@@ -123,5 +140,11 @@ async function load() {
     root.dataset.status = error.status === 404 ? "missing" : "error";
   }
 }
+
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(drawCharts, 150);
+});
 
 load();

@@ -6,8 +6,6 @@
 // pages' Content-Security-Policy allows no inline styles).
 
 const SVG = "http://www.w3.org/2000/svg";
-const WIDTH = 640;
-const HEIGHT = 260;
 const MARGIN = { left: 48, right: 14, top: 12, bottom: 28 };
 /** The y range follows the ratings, and the band only up to this half-width, so a
  *  first game's ±800 does not flatten everything after it (the band is clipped). */
@@ -31,11 +29,14 @@ export function niceTicks(lo, hi, count = 5) {
   return ticks;
 }
 
+/** A time as an axis label, as precise as the axis' span needs (dates, minutes, seconds, ms). */
 function timeLabel(ms, span) {
   const date = new Date(ms);
-  if (span < 2 * 60 * 1000) return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-  if (span < 2 * 86400 * 1000) return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  return date.toLocaleDateString([], { month: "short", day: "numeric" });
+  if (span >= 2 * 86400 * 1000) return date.toLocaleDateString([], { month: "short", day: "numeric" });
+  if (span >= 2 * 60 * 1000) return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const seconds = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  if (span >= 4000) return seconds;
+  return `${date.getSeconds()}.${String(date.getMilliseconds()).padStart(3, "0")} s`;
 }
 
 function linePath(points) {
@@ -46,9 +47,12 @@ let clipIds = 0;
 
 /**
  * An <svg> chart of `history` ([{at, rating, ci95, games}]) and `eloHistory`
- * ([{at, elo}]); `label` describes it for screen readers.
+ * ([{at, elo}]), `width` CSS pixels wide (drawn at that size, so its text stays
+ * legible on a phone); `label` describes it for screen readers.
  */
-export function ratingChart(history, eloHistory, label) {
+export function ratingChart(history, eloHistory, label, width = 640) {
+  const WIDTH = Math.max(280, Math.round(width));
+  const HEIGHT = WIDTH < 480 ? 220 : 260;
   const fit = history.map((p) => ({ t: Date.parse(p.at), rating: p.rating, ci95: p.ci95, games: p.games }));
   const elo = eloHistory.map((p) => ({ t: Date.parse(p.at), elo: p.elo }));
   const times = [...fit.map((p) => p.t), ...elo.map((p) => p.t)];
@@ -70,7 +74,7 @@ export function ratingChart(history, eloHistory, label) {
 
   const clipId = `plot-clip-${++clipIds}`;
   const root = svg("svg", {
-    viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "rating-chart", role: "img", "aria-label": label,
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, class: "rating-chart", role: "img", "aria-label": label,
     "data-points": fit.length, "data-elo-points": elo.length,
   }, svg("title", {}, label));
   root.append(svg("defs", {}, svg("clipPath", { id: clipId },
@@ -82,12 +86,15 @@ export function ratingChart(history, eloHistory, label) {
     grid.append(svg("text", { x: plot.x0 - 6, y: y(tick) + 4, class: "tick", "text-anchor": "end" },
       String(Math.round(tick))));
   }
-  const xTicks = 4;
+  const xTicks = WIDTH < 480 ? 2 : 4;
+  let previous = null;
   for (let i = 0; i <= xTicks; i += 1) {
     const t = t0 + ((t1 - t0) * i) / xTicks;
+    const text = timeLabel(t, t1 - t0);
+    if (text === previous) continue; // a label says something new or nothing
+    previous = text;
     const anchor = i === 0 ? "start" : i === xTicks ? "end" : "middle";
-    grid.append(svg("text", { x: x(t), y: HEIGHT - 8, class: "tick", "text-anchor": anchor },
-      timeLabel(t, t1 - t0)));
+    grid.append(svg("text", { x: x(t), y: HEIGHT - 8, class: "tick", "text-anchor": anchor }, text));
   }
   root.append(grid);
 

@@ -39,7 +39,7 @@ function table(entries) {
       el("th", { scope: "col", class: "num wdl" }, "W / D / L"))),
     el("tbody", {}, entries.map((row) => el("tr", {
       dataset: { bot: row.bot, provisional: String(Boolean(row.provisional)) },
-      title: formatRatingInterval(row),
+      title: `${formatRatingInterval(row)} · ${row.wins} W / ${row.draws} D / ${row.losses} L`,
     },
       rankCell(row),
       el("th", { scope: "row" },
