@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from arena.cli.main import main as arena_main
+from arena.cli.ratings import http_base
 from arena.server import ArenaServer
 from arena.stats import elo_estimate
 from arena.stats.elo import Z95
@@ -150,3 +152,24 @@ async def test_bot_page_has_ratings_history_opponents_and_matches(
     fits = rated_server.leaderboards.fits
     assert (await http_get(port, "/api/bots/carol"))[2] == page | {"online": False}
     assert rated_server.leaderboards.fits == fits
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("ws://127.0.0.1:8765", "http://127.0.0.1:8765"),
+        ("wss://arena.example/", "https://arena.example"),
+        ("http://127.0.0.1:8765/", "http://127.0.0.1:8765"),
+        ("https://arena.example/prefix/", "https://arena.example/prefix"),
+    ],
+)
+def test_the_server_address_may_be_a_websocket_or_http_url(given: str, expected: str) -> None:
+    assert http_base(given) == expected
+
+
+def test_a_server_address_of_another_kind_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "arena.db")
+    assert arena_main(["leaderboard", "--db", db, "--server", "ftp://127.0.0.1"]) == 2
+    assert "expected http://, https://, ws:// or wss://" in capsys.readouterr().err
