@@ -4,6 +4,11 @@
 by ``Leaderboards``; everything else here is cheap arithmetic on a built
 ``Board``. The command line builds boards from the database with the same
 function, so ``arena leaderboard`` and the server agree to the digit.
+
+``arena.stats`` (numpy, scipy: about half a second) is imported where it is
+first used, not with this module: every ``arena`` command imports the server,
+and most never build a board. The server's first build pays it, in its worker
+thread.
 """
 
 from __future__ import annotations
@@ -12,14 +17,15 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arena.stats import EloEstimate, PairResult, RatingFit, elo_estimate, fit_ratings
-from arena.stats.elo import Z95
-from arena.stats.rating_fit import Weights
 from arena.store import LeaderboardRow
 from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
+
+if TYPE_CHECKING:
+    from arena.stats import EloEstimate, PairResult, RatingFit
+    from arena.stats.rating_fit import Weights
 
 DECIMALS = 1
 """Ratings, intervals and Elo go out rounded to a tenth of a point."""
@@ -98,6 +104,7 @@ class Board:
         names = [line.name for line in self.fit.ratings]
         if a not in names or b not in names:
             return None
+        from arena.stats.elo import Z95
         i, j = names.index(a), names.index(b)
         covariance = self.fit.covariance
         variance = max(float(covariance[i, i] + covariance[j, j] - 2.0 * covariance[i, j]), 0.0)
@@ -167,6 +174,7 @@ def estimate_json(estimate: EloEstimate | None) -> dict[str, float] | None:
 
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
     """``a`` against ``b`` on ``board``: W/D/L, ``elo_estimate`` and the fitted difference."""
+    from arena.stats import elo_estimate
     wins, draws, losses = board.record(a, b)
     estimate = elo_estimate((losses, draws, wins)) if wins + draws + losses else None
     return HeadToHead(board.game, a, b, wins, draws, losses, estimate, board.difference(a, b))
@@ -181,6 +189,7 @@ def build_board(
     not hold yet (another read may be a moment newer): it gets a prior-wide,
     provisional rating rather than a missing line.
     """
+    from arena.stats import PairResult, fit_ratings
     results = tuple(PairResult(*cell) for cell in cells)
     names = [row.bot for row in rows]
     fit = fit_ratings(results, bots=names, weights=WEIGHTS)

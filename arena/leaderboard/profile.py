@@ -24,15 +24,16 @@ import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.leaderboard.board import DECIMALS, Board, estimate_json
 from arena.leaderboard.cache import Leaderboards
-from arena.stats import elo_estimate
-from arena.stats.rating_path import PathPoint, rating_path
 from arena.store import BotRecord, MatchSummary, RatingHistoryEntry
 from arena.store.queries import BotResult
 from protocol.games import GAMES
+
+if TYPE_CHECKING:
+    from arena.stats.rating_path import PathPoint
 
 HISTORY_POINTS = 40
 """Most points of fitted-rating history per game."""
@@ -156,6 +157,8 @@ class BotProfiles:
         if path is None:
             if not games:
                 return []
+            from arena.stats.rating_path import rating_path  # see arena.leaderboard.board
+
             path = await asyncio.to_thread(
                 rating_path, board.fit, board.cells, name, games, checkpoints(len(games))
             )
@@ -180,6 +183,8 @@ def _point_json(point: PathPoint, stamps: Sequence[datetime]) -> dict[str, Any]:
 
 
 def _opponents_json(board: Board, name: str) -> list[dict[str, Any]]:
+    from arena.stats import elo_estimate  # see arena.leaderboard.board
+
     fitted = {line.name: line for line in board.fit.ratings}
     rows = []
     met = sorted(board.opponents(name).items(), key=lambda item: (-sum(item[1]), item[0]))
