@@ -45,6 +45,7 @@ from sqlalchemy.exc import IntegrityError
 
 from arena.errors import (
     BotExistsError,
+    DatabaseOpenError,
     LeaseLostError,
     NoSuchBotError,
     StoreError,
@@ -136,7 +137,10 @@ class Store(StoreCore):
             await replay(recovery, engine, k_factor)
             if writer_process and is_sqlite(engine):
                 writer = WriterProcess(opened.url.render_as_string(hide_password=False), k_factor)
-                await writer.start()
+                try:
+                    await writer.start()
+                except StoreError as error:
+                    raise DatabaseOpenError(mask_url(url), str(error)) from error
         except BaseException:
             await engine.dispose()
             raise
