@@ -3,6 +3,7 @@
 The tree::
 
     ArenaError                          root of everything raised here
+    ├── StartupError                    the server cannot start as configured (port, TLS, ...)
     └── StoreError                      the persistence layer refused or failed
         ├── BotExistsError              a bot by that name is already registered
         ├── NoSuchBotError              no active bot by that name
@@ -12,6 +13,7 @@ The tree::
         │   ├── DatabaseOpenError       bad URL, or the database is missing or unreachable
         │   ├── NodeConflictError       another live arena node holds the database
         │   └── RecoveryJournalError    a recovery journal exists but cannot be replayed
+        ├── StoreDegradedError          no new match: writes are failing (or far behind)
         ├── LeaseLostError              another node took this node's lease over
         └── EndNotCommittedError        the store closed before a match end was committed
 
@@ -131,6 +133,10 @@ class RecoveryJournalError(StoreStartError):
         self.reason = reason
 
 
+class StoreDegradedError(StoreError):
+    """No new match now: the store's writes fail, or too many wait to be written."""
+
+
 class LeaseLostError(StoreError):
     """This node's lease on the database was taken over by another node: it must stop."""
 
@@ -145,3 +151,7 @@ class EndNotCommittedError(StoreError):
 
     def __reduce__(self) -> tuple[type[EndNotCommittedError], tuple[str, str]]:
         return type(self), (self.match_id, self.where)
+
+
+class StartupError(ArenaError):
+    """The server cannot start as configured; the message is one line a person can act on."""

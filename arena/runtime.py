@@ -28,6 +28,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import time
+from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -130,3 +132,85 @@ def settle_heap() -> None:
     Call it from the process's event loop once the server is up.
     """
     heap_keeper.install()
+
+
+class GcPauses:
+    """How long the cyclic garbage collector has stopped the process, from ``gc.callbacks``."""
+
+    def __init__(self) -> None:
+        self.collections = 0
+        self.max_pause_ms = 0.0
+        self.last_pause_ms = 0.0
+        self._started = 0.0
+        self._installed = False
+
+    def install(self) -> None:
+        """Start measuring (idempotent)."""
+        if not self._installed:
+            gc.callbacks.append(self._callback)
+            self._installed = True
+
+    def status(self) -> dict[str, float | int]:
+        """For ``/healthz``: collections so far, the longest and the latest pause."""
+        return {
+            "collections": self.collections,
+            "max_pause_ms": round(self.max_pause_ms, 2),
+            "last_pause_ms": round(self.last_pause_ms, 2),
+        }
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        pause_ms = (time.perf_counter() - self._started) * 1000.0
+        self.collections += 1
+        self.last_pause_ms = pause_ms
+        if pause_ms > self.max_pause_ms:
+            self.max_pause_ms = pause_ms
+
+
+gc_pauses = GcPauses()
+"""The process's collector pauses (installed by ``ArenaServer.start``)."""
+
+
+LAG_TICK_S = 0.01
+"""How often the loop-lag probe asks to run."""
+
+
+class LoopLag:
+    """How late the event loop runs a callback due every ``tick_s``: every move's delay floor."""
+
+    def __init__(self, tick_s: float = LAG_TICK_S, window: int = 6000) -> None:
+        self.tick_s = tick_s
+        self.max_ms = 0.0
+        self._recent: deque[float] = deque(maxlen=window)
+        self._due = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Start probing on the running loop."""
+        loop = asyncio.get_running_loop()
+        self._due = loop.time() + self.tick_s
+        self._handle = loop.call_at(self._due, self._tick)
+
+    def stop(self) -> None:
+        """Stop probing."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def status(self) -> dict[str, float]:
+        """For ``/healthz``: the worst lag seen and the 99th percentile of the last minute."""
+        recent = sorted(self._recent)
+        p99 = recent[int(0.99 * (len(recent) - 1))] if recent else 0.0
+        return {"max": round(self.max_ms, 2), "p99": round(p99, 2)}
+
+    def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        lag_ms = (now - self._due) * 1000.0
+        self._recent.append(lag_ms)
+        if lag_ms > self.max_ms:
+            self.max_ms = lag_ms
+        self._due = now + self.tick_s
+        self._handle = loop.call_at(self._due, self._tick)

@@ -129,8 +129,9 @@ try:
 except ImportError:  # websockets built without its C extension
     from websockets.utils import apply_mask
 
-from arena import runtime
 from arena.inbound import payload_extent
+
+from arena import runtime
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from arena.store.engine import make_engine

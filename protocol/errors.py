@@ -8,6 +8,7 @@ The tree::
     │   ├── IllegalMoveError        (also ValueError) the move is not legal here
     │   └── PositionDecodeError     (also ValueError) a position text is malformed
     └── ProtocolError               a wire message is malformed; carries ``code``
+        └── MalformedMoveError      a ``move`` whose ``move`` is no move number (it loses)
 
 Callers that only care that "the input was bad" may catch ``ValueError`` for
 the game errors; the server catches ``ProtocolError`` and answers with an
@@ -52,3 +53,19 @@ class ProtocolError(ProtocolPackageError):
 
     def __repr__(self) -> str:
         return f"ProtocolError(code={self.code!r}, message={self.message!r}, ref={self.ref!r})"
+
+
+class MalformedMoveError(ProtocolError):
+    """A ``move`` message whose ``move`` field is not a move number.
+
+    It still names a match and the ply it answers, so the referee can judge it:
+    a malformed move answers its turn, and loses the game like an illegal one.
+    """
+
+    def __init__(
+        self, code: str, message: str, ref: str | None, match_id: str, ply: int, move: object
+    ) -> None:
+        super().__init__(code, message, ref)
+        self.match_id = match_id
+        self.ply = ply
+        self.move = move

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from protocol.messages import CLIENT_MESSAGE_TYPES, PROTOCOL_VERSION, SERVER_MESSAGE_TYPES
-from protocol.messages.spec import Array, Message, Nullable, Obj, Spec, Wire, field_table
+from protocol.messages.fields import Array, Nullable, Obj, Spec, field_table
+from protocol.messages.spec import Message, Wire
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from arena.cli import build_parser as arena_parser
 from arena.cli import main as arena_main
-from arena.mqtt_topics import parse_broker_url
+from arena.cli.main import build_parser as arena_parser
+from arena.live.mqtt_topics import parse_broker_url
 from bots.client_cli import _parser as bot_parser
 from bots.strategy import ALIASES, parse_spec, strategy_class
 

@@ -19,11 +19,10 @@ since, and retried with exponential backoff (from ``interval`` up to
 ends keep waiting, because a result is only ever returned once committed.
 The ``HealthMonitor`` hears of every failure and success.
 
-Memory stays bounded: past ``max_pending`` moves, ``wait_for_room`` makes
-callers wait until a commit frees room (the server stops starting matches
-while the store is degraded, so only live matches add moves). Whatever is
-still pending when the flusher stops is handed to the caller of ``stop``
-(the store journals it).
+Memory stays bounded because the store opens no new match while it is
+degraded or ``full`` (``max_pending`` moves wait): only the live matches add
+moves, and each has a bounded number. Whatever is still pending when the
+flusher stops is handed to the caller of ``stop`` (the store journals it).
 
 ``lock`` is held while a batch is written, and must be held by anyone who
 looks at the buffer expecting a consistent view, so nobody sees a batch
@@ -106,7 +105,7 @@ BACKOFF_CAP_S = 5.0
 """The longest wait between two attempts to write a failed batch."""
 
 DEFAULT_MAX_PENDING = 100_000
-"""Pending moves past which ``record_move`` waits for room: about 15 MB of rows, and at
+"""Pending moves past which the store opens no new match: about 15 MB of rows, and at
 some 45 bytes a move in the recovery journal, under its default reservation."""
 
 Writer = Callable[[Batch], Awaitable[None]]
@@ -139,7 +138,6 @@ class MoveBuffer:
         self._pending = Batch()
         self._count = 0
         self._wake = asyncio.Event()
-        self._room = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._retry_in = 0.0
         self.stats = CommitStats()
@@ -181,11 +179,10 @@ class MoveBuffer:
         """The moves of ``match_id`` still waiting to be written (a copy)."""
         return list(self._pending.moves.get(match_id, ()))
 
-    async def wait_for_room(self) -> None:
-        """Return once fewer than ``max_pending`` moves wait, or the flusher has stopped."""
-        while self._count >= self.max_pending and self.running:
-            self._room.clear()
-            await self._room.wait()
+    @property
+    def full(self) -> bool:
+        """True while ``max_pending`` or more moves wait to be written."""
+        return self._count >= self.max_pending
 
     def _restore(self, batch: Batch) -> None:
         """Put a batch that failed to be written back in front of what arrived since."""
@@ -216,8 +213,6 @@ class MoveBuffer:
                     self.monitor.failed(WRITES, exc)
                 raise
             self.stats.record(batch, time.perf_counter() - started)
-            if self._count < self.max_pending:
-                self._room.set()
             if self.monitor.health.ok:
                 self.monitor.succeeded(WRITES)  # the usual case: nothing to count
             else:
@@ -238,7 +233,6 @@ class MoveBuffer:
         The futures of the returned match ends are still unsettled: the caller decides.
         """
         task, self._task = self._task, None
-        self._room.set()  # callers waiting for room see the flusher gone
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

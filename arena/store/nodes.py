@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena.store.models import Match, Node
 from arena.store.queries import utc
+from protocol.games import Fault, Termination
 
 LEASE_S = 10.0
 """How long a node's lease lasts after its last heartbeat."""
@@ -40,7 +41,7 @@ HEARTBEAT_S = 3.0
 """How often a node renews its lease: three tries before it could expire."""
 
 ABORTED = "aborted"
-"""The termination (and status) of a match ended without a result."""
+"""The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _PG_NODES_LOCK = 0x4D435454
 """The advisory lock that serializes claims and clean-ups on PostgreSQL."""
@@ -207,8 +208,8 @@ def aborted_values(reason: str, now: datetime) -> dict[str, Any]:
         "rated": False,
         "winner": None,
         "result": "*",
-        "termination": ABORTED,
-        "fault": "infrastructure",
+        "termination": Termination.ABORTED.value,
+        "fault": Fault.INFRASTRUCTURE.value,
         "reason": reason,
         "ended_at": now,
     }

@@ -48,12 +48,14 @@ from arena.errors import (
     DatabaseOpenError,
     LeaseLostError,
     NoSuchBotError,
+    StoreDegradedError,
     StoreError,
 )
 from arena.ratings import DEFAULT_K
 from arena.store import nodes, queries
 from arena.store.core import StoreCore
 from arena.store.engine import DEFAULT_URL, is_sqlite
+from arena.store.health import HealthState
 from arena.store.journal import (
     DEFAULT_RESERVE_BYTES,
     RecoveryJournal,
@@ -76,10 +78,10 @@ from arena.store.records import (
 )
 from arena.store.tokens import hash_token, new_token, random_text
 from arena.store.writer_process import WriterProcess
-from protocol.games import GAMES
+from protocol.games import GAMES, Fault, Termination
 
 ABORTED = nodes.ABORTED
-"""The termination that makes a match ``aborted`` rather than ``finished``."""
+"""The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
 _MAX_NAME = 64
@@ -249,11 +251,25 @@ class Store(StoreCore):
         before any of the match's moves or its end. Only an unknown bot (not
         yet seen by this store) costs a database read; a bot removed by
         another process since it logged in here can still start matches.
+
+        Refuses (``StoreDegradedError``) while the store is degraded or
+        ``max_pending_moves`` moves wait, which bounds the memory pending
+        writes take; ``LeaseLostError`` once the node's lease is lost.
         """
         if self._closed:
             raise StoreError("the store is closed")
-        if self._lease is not None and self._lease.lost:
-            raise LeaseLostError(self._monitor.health.reason)
+        health = self._monitor.health
+        if health.state is HealthState.LEASE_LOST:
+            raise LeaseLostError(health.reason)
+        if not health.ok:
+            raise StoreDegradedError(
+                f"no new match while the store is degraded: {health.reason}"
+                f" (since {health.since:%H:%M:%S} UTC)"
+            )
+        if self._buffer.full:
+            raise StoreDegradedError(
+                f"no new match while {len(self._buffer)} moves wait to be written"
+            )
         if move_ms <= 0 or bank_ms < 0:
             raise ValueError("move_ms must be positive and bank_ms not negative")
         ids = await self._bot_ids_of(players)
@@ -297,29 +313,18 @@ class Store(StoreCore):
             self._bot_ids.update(found)
         return self._bot_ids[players[0]], self._bot_ids[players[1]]
 
-    async def record_move(
+    def record_move(
         self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
     ) -> None:
         """Queue one move for the next group commit (within ``flush_interval`` seconds).
 
-        Waits only when ``max_pending_moves`` are pending (the database is far
-        behind, or failing), until a commit makes room: this slows the callers
-        down instead of growing memory without bound. A second move for the
-        same ply is ignored (the first one stays), and moves of an unknown
-        match are dropped with an error in the log when flushed.
+        A second move for the same ply is ignored (the first one stays), and
+        moves of an unknown match are dropped with an error in the log when
+        flushed. Never waits: memory is bounded by ``open_match``, which
+        refuses new matches while the store is degraded or holds
+        ``max_pending_moves`` moves.
         """
         self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
-        if len(self._buffer) >= self._buffer.max_pending:
-            await self._buffer.wait_for_room()
-
-    def record_move_now(
-        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
-    ) -> bool:
-        """``record_move`` when the buffer has room, and True; False (nothing queued) when not."""
-        if len(self._buffer) >= self._buffer.max_pending:
-            return False
-        self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
-        return True
 
     def _queue_move(
         self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
@@ -334,8 +339,8 @@ class Store(StoreCore):
         self,
         match_id: str,
         winner: int | None,
-        termination: str,
-        fault: str | None,
+        termination: Termination,
+        fault: Fault | None,
         rated: bool,
         reason: str = "",
     ) -> list[RatingChange]:
@@ -356,13 +361,13 @@ class Store(StoreCore):
         """
         if winner not in (None, 0, 1):
             raise ValueError(f"winner must be 0, 1 or None, got {winner!r}")
-        aborted = termination == ABORTED
+        aborted = termination is Termination.ABORTED
         values: dict[str, Any] = {
             "status": ABORTED if aborted else "finished",
             "winner": None if aborted else winner,
             "result": "*" if aborted else _RESULTS[winner],
-            "termination": termination,
-            "fault": fault,
+            "termination": termination.value,
+            "fault": None if fault is None else fault.value,
             "reason": reason,
             "ended_at": _now(),
         }

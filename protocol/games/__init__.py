@@ -14,7 +14,7 @@ Adding a game is one module defining a ``GameState`` subclass and one line in
 from __future__ import annotations
 
 from protocol.errors import IllegalMoveError, PositionDecodeError, UnknownGameError
-from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
+from protocol.games.base import PLAYER_SYMBOLS, Fault, GameState, Outcome, Termination
 from protocol.games.connect4 import Connect4State
 from protocol.games.tictactoe import TicTacToeState
 from protocol.games.uttt import QuickUltimateTicTacToeState, UltimateTicTacToeState
@@ -33,9 +33,7 @@ def get_game_class(name: str) -> type[GameState]:
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
-        raise UnknownGameError(
-            f"unknown game {name!r}; valid games: {', '.join(GAMES)}"
-        ) from None
+        raise UnknownGameError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}") from None
 
 
 def new_game(name: str) -> GameState:
@@ -52,6 +50,7 @@ __all__ = [
     "GAMES",
     "PLAYER_SYMBOLS",
     "Connect4State",
+    "Fault",
     "GameState",
     "IllegalMoveError",
     "Outcome",

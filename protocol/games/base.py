@@ -33,6 +33,15 @@ class Termination(enum.Enum):
     ABORTED = "aborted"
 
 
+class Fault(enum.Enum):
+    """Who is to blame for an ending the rules did not decide."""
+
+    BOT = "bot"
+    """The bot broke a rule of the arena (illegal move, timeout, disconnect)."""
+    INFRASTRUCTURE = "infrastructure"
+    """The arena itself ended the match (shutdown, lost node, internal error): never rated."""
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """The result of a finished game: ``winner`` is 0, 1, or None for a draw."""

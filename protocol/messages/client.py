@@ -8,18 +8,8 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
 from protocol.messages.codes import MAX_COUNT
-from protocol.messages.spec import (
-    Choice,
-    Int,
-    Message,
-    NotNull,
-    Nullable,
-    Obj,
-    OneOf,
-    Rule,
-    Str,
-    fast_init,
-)
+from protocol.messages.fields import Choice, Int, NotNull, Nullable, Obj, OneOf, Rule, Str
+from protocol.messages.spec import Message, fast_init
 from protocol.messages.values import (
     BOT_NAME,
     GAME_NAME,

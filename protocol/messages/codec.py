@@ -10,9 +10,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeVar
 
-from protocol.errors import ProtocolError
-from protocol.messages.codes import MAX_NESTING_DEPTH, ErrorCode
-from protocol.messages.spec import Message, parse_object, show
+from protocol.errors import MalformedMoveError, ProtocolError
+from protocol.messages.codes import MAX_MOVE, MAX_NESTING_DEPTH, ErrorCode
+from protocol.messages.fields import show
+from protocol.messages.spec import Message, parse_object
 from protocol.messages.values import REQUEST_ID
 
 # Strings are skipped so brackets inside them do not count towards nesting. The
@@ -119,4 +120,16 @@ def parse_frame(frame: object, max_bytes: int, registry: Mapping[str, type[M]]) 
         return parse_object(cls, data, "")
     except ProtocolError as exc:
         exc.ref = ref
+        if kind == "move":
+            _raise_if_malformed_move(data, exc)
         raise
+
+
+def _raise_if_malformed_move(data: dict[str, Any], exc: ProtocolError) -> None:
+    """Raise ``MalformedMoveError`` when only ``move`` is wrong in a move that names its turn."""
+    match_id, ply, move = data.get("match_id"), data.get("ply"), data.get("move")
+    if type(move) is int and 0 <= move <= MAX_MOVE:
+        return  # the move itself is fine; something else is malformed
+    if type(match_id) is not str or type(ply) is not int:
+        return
+    raise MalformedMoveError(exc.code, exc.message, exc.ref, match_id, ply, move) from None

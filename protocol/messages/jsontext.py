@@ -16,23 +16,22 @@ test checks every message class against that).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
 
-from protocol.messages.spec import (
+from protocol.messages.fields import (
     Array,
     Bool,
     Choice,
     Float,
     Int,
-    Message,
     Nullable,
     Obj,
     Spec,
     Str,
-    Wire,
     field_table,
 )
 
@@ -165,14 +164,15 @@ def _concatenation(pieces: list[str]) -> str:
 
 
 def _compile(cls: type) -> Writer:
-    if not (isinstance(cls, type) and issubclass(cls, Wire)):
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         raise TypeError(f"{cls!r} is not a wire class")
     source = _Source()
     # Per member: its key text, the pieces writing its value, and for an optional member
     # (left out when None) the local holding it.
     members: list[tuple[str, list[str], str | None]] = []
-    if issubclass(cls, Message):
-        members.append(('"type":' + encode_basestring(cls.type), [], None))
+    message_type = getattr(cls, "type", None)  # a top-level message names itself
+    if isinstance(message_type, str):
+        members.append(('"type":' + encode_basestring(message_type), [], None))
     for field in field_table(cls):
         key = encode_basestring(field.name) + ":"
         if field.default is None:

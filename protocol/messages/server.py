@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
 from protocol.errors import ProtocolError
+from protocol.games.base import Fault, Termination
 from protocol.messages.codes import MAX_COUNT
-from protocol.messages.spec import (
+from protocol.messages.fields import (
     Array,
     Bool,
     Choice,
     Float,
     Int,
     IsNull,
-    Message,
     NotNull,
     Nullable,
     Obj,
@@ -24,8 +24,8 @@ from protocol.messages.spec import (
     Pair,
     Rule,
     Str,
-    fast_init,
 )
+from protocol.messages.spec import Message, fast_init
 from protocol.messages.values import (
     BOT_NAME,
     GAME_NAME,
@@ -52,9 +52,9 @@ from protocol.messages.values import (
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 """Match results: player 0 won, player 1 won, draw, no result (aborted)."""
-TERMINATIONS = ("line", "draw", "timeout", "illegal_move", "disconnect", "resign", "aborted")
+TERMINATIONS = tuple(t.value for t in Termination)
 """Why a match ended; the values of ``protocol.games.base.Termination``."""
-FAULTS = ("bot", "infrastructure")
+FAULTS = tuple(f.value for f in Fault)
 """Who is to blame for an abnormal end: a bot, or the server / network."""
 
 _TIME_CONTROL = Annotated[TimeControl, Obj(TimeControl)]

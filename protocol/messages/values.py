@@ -8,18 +8,8 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY
-from protocol.messages.spec import (
-    Array,
-    Bool,
-    Float,
-    Int,
-    Nullable,
-    Obj,
-    Pair,
-    Str,
-    Wire,
-    fast_init,
-)
+from protocol.messages.fields import Array, Bool, Float, Int, Nullable, Obj, Pair, Str
+from protocol.messages.spec import Wire, fast_init
 
 BOT_NAME_PATTERN = r"[A-Za-z0-9_.-]{1,32}"
 """A bot's name: 1-32 letters, digits, ``_``, ``.``, ``-``."""

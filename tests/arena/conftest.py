@@ -14,6 +14,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from arena.play.clock import Clock
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from protocol.messages import (
@@ -54,11 +55,14 @@ ServerFactory = Callable[..., Awaitable[ArenaServer]]
 
 @pytest.fixture
 async def make_server(store: Store) -> AsyncIterator[ServerFactory]:
-    """Start servers on port 0 sharing ``store``; ``await make_server(move_ms=200)`` overrides."""
+    """Start servers on port 0 sharing ``store``; ``await make_server(move_ms=200)`` overrides.
+
+    ``clock=`` injects a clock (e.g. ``ManualClock``); every other keyword is a config field.
+    """
     started: list[ArenaServer] = []
 
-    async def factory(**overrides: Any) -> ArenaServer:
-        server = ArenaServer(replace(TEST_CONFIG, **overrides), store=store)
+    async def factory(clock: Clock | None = None, **overrides: Any) -> ArenaServer:
+        server = ArenaServer(replace(TEST_CONFIG, **overrides), store=store, clock=clock)
         await server.start()
         started.append(server)
         return server

@@ -5,8 +5,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.clock import MAX_RTT_ALLOWANCE_MS, GameClock, ManualClock, rtt_allowance_ms
-from arena.connections import TokenBucket
+from arena.net.limits import TokenBucket
+from arena.play.clock import MAX_RTT_ALLOWANCE_MS, GameClock, ManualClock, rtt_allowance_ms
 
 any_float = st.floats(allow_nan=True, allow_infinity=True)
 millis = st.floats(min_value=0.0, max_value=1e7, allow_nan=False)

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from arena.demo import TOKENS_FILE, DemoOptions, bot_argv, demo_dir
+from arena.cli.demo import TOKENS_FILE, DemoOptions, bot_argv, demo_dir
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.store import Store
 
@@ -38,7 +38,7 @@ class Demo:
         self.db = tmp_path / "demo.db"
         self.proc = subprocess.Popen(
             [
-                sys.executable, "-m", "arena.cli", "demo",
+                sys.executable, "-m", "arena", "demo",
                 "--port", "0", "--db", str(self.db), "--game", GAME, "--bots", BOTS,
                 "--move-ms", "500", "--pace-ms", "0", "--refresh", "0.5", *extra,
             ],
@@ -204,7 +204,7 @@ async def test_demo_tokens_are_kept_then_reissued_when_lost(tmp_path: Path) -> N
 
 
 def test_demo_options_files_and_bot_command(tmp_path: Path) -> None:
-    from arena.cli import build_parser
+    from arena.cli.main import build_parser
 
     args = build_parser().parse_args(
         ["demo", "--db", str(tmp_path / "x.db"), "--bots", "random, mcts-2000,random"]

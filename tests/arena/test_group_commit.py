@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from arena.clock import ManualClock
-from arena.connections import TokenBucket
+from arena.net.limits import TokenBucket
+from arena.play.clock import ManualClock
 from arena.server import ArenaServer
 from arena.store import RatingChange, Store
-from protocol.games import new_game
+from protocol.games import Termination, new_game
 from protocol.messages import Error, MatchStart, YourTurn
 
 GAME = "connect4"
@@ -23,11 +23,11 @@ async def test_opened_matches_moves_and_ends_share_one_transaction(store: Store)
     second = await store.open_match(GAME, ("beta", "gamma"), 1000, 0)
     for match_id in (first, second):
         for ply in range(5):
-            await store.record_move(match_id, ply, ply % 2, ply, 1, 0)
+            store.record_move(match_id, ply, ply % 2, ply, 1, 0)
     # Both ends (beta plays in both) go into one batch, applied in the order queued.
     ends = await asyncio.gather(
-        store.finish_match(first, 0, "line", None, True),
-        store.finish_match(second, 0, "line", None, True),
+        store.finish_match(first, 0, Termination.LINE, None, True),
+        store.finish_match(second, 0, Termination.LINE, None, True),
     )
     assert ends[0] == [RatingChange("alpha", 1500.0, 1516.0), RatingChange("beta", 1500.0, 1484.0)]
     assert ends[1][0].bot == "beta" and ends[1][0].before == 1484.0

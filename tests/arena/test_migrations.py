@@ -22,6 +22,7 @@ from arena.store.engine import (
     migrate,
 )
 from arena.store.models import Base
+from protocol.games import Termination
 
 HEAD = "0003"
 TABLES = {"bots", "matches", "moves", "ratings", "rating_history"}
@@ -151,7 +152,7 @@ async def test_database_at_first_revision_upgrades_in_place(tmp_path: Path) -> N
         assert await store.rebuild_ratings() == 1
         assert [r.rating for r in await store.leaderboard("connect4")] == [1516.0, 1484.0]
         new = await store.create_match("connect4", ("older", "old"), 1000, 10_000)
-        changes = await store.finish_match(new, 0, "line", None, True)
+        changes = await store.finish_match(new, 0, Termination.LINE, None, True)
         assert changes[0].bot == "older" and changes[0].before == 1484.0
     finally:
         await store.close()

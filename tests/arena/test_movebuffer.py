@@ -99,19 +99,3 @@ async def test_stop_hands_back_what_could_not_be_written_with_its_ends_unsettled
     assert [row[0] for row in left.moves["m1"]] == [0, 1, 2]
     assert left.finishes == [end] and not end.done.done()
     assert len(buffer) == 0 and not buffer.pending().ends
-
-
-async def test_callers_wait_for_room_at_the_cap_until_a_commit_frees_it() -> None:
-    writer = ScriptedWriter(failures=3)
-    buffer = MoveBuffer(writer, interval=0.01, batch_size=100, max_pending=5)
-    buffer.start()
-    try:
-        for ply in range(5):
-            buffer.add("m1", (ply, ply % 2, 3, 1, 0, 0.0))
-        waiting = asyncio.create_task(buffer.wait_for_room())
-        await asyncio.sleep(0)
-        assert not waiting.done()
-        await asyncio.wait_for(waiting, 5)
-        assert len(buffer) == 0 and len(writer.batches) == 4
-    finally:
-        await buffer.stop(1.0)

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from mosquitto_fixture import MOSQUITTO, Mosquitto, Received, Recorder, free_port
 
-from arena import mqtt_topics as topics
-from arena.mqtt import MqttEventSink, MqttPublisher
+from arena.live import mqtt_topics as topics
+from arena.live.mqtt import MqttEventSink, MqttPublisher
 from protocol.games import new_game
 from protocol.messages import Clocks, Event, MatchEnd, Moved, Snapshot, TimeControl
 
@@ -277,7 +277,7 @@ async def test_status_is_online_while_connected_and_offline_after_stop(broker: M
 
 CHILD = """
 import asyncio, sys
-from arena.mqtt import MqttPublisher
+from arena.live.mqtt import MqttPublisher
 
 async def main() -> None:
     pub = MqttPublisher(sys.argv[1], client_id="doomed")
@@ -402,7 +402,7 @@ async def test_without_a_broker_the_publisher_keeps_accepting_and_says_why(tmp_p
 
 def test_after_a_reconnect_a_retained_topic_never_goes_back_in_time() -> None:
     """The backlog queued while the broker was down must not resend older retained values."""
-    from arena.mqtt import _Outbox, _Outgoing
+    from arena.live.mqtt import _Outbox, _Outgoing
 
     outbox = _Outbox(maxsize=100)
     board = "arena/v1/connect4/leaderboard"

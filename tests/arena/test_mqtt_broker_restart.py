@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from mosquitto_fixture import MOSQUITTO, Mosquitto, Received, Recorder
 
-from arena import mqtt_topics as topics
+from arena.live import mqtt_topics as topics
 from arena.store import Store
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="the mosquitto binary is not installed")
@@ -80,7 +80,7 @@ async def test_broker_restart_mid_tournament_loses_no_match_and_republishes(
     finally:
         await store.close()
     server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--db", str(db),
+        sys.executable, "-m", "arena", "serve", "--port", "0", "--db", str(db),
         "--mqtt", broker.url, "--move-ms", "5000",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip

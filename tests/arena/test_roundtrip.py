@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.roundtrip import ROUND_TRIP_WINDOW_S, RoundTrip
+from arena.play.roundtrip import ROUND_TRIP_WINDOW_S, RoundTrip
 
 
 def test_nothing_is_credited_before_the_first_sample() -> None:

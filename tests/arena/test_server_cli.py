@@ -13,7 +13,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from arena.cli import build_parser, main
+from arena.cli.main import build_parser, main
 from protocol.messages import PROTOCOL_VERSION
 
 
@@ -61,7 +61,7 @@ async def test_serve_shuts_down_cleanly_on_sigterm(tmp_path: Path) -> None:
     add = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "arena.cli",
+        "arena",
         "bots",
         "add",
         "alice",
@@ -72,7 +72,7 @@ async def test_serve_shuts_down_cleanly_on_sigterm(tmp_path: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "arena.cli",
+        "arena",
         "serve",
         "--port",
         "0",

@@ -6,15 +6,21 @@ import asyncio
 import json
 from typing import Any
 
-from arena.http import HttpRequest, HttpResponse, json_response
+import pytest
+
+from arena.net.http import HttpRequest, HttpResponse, json_response
 from arena.server import ArenaServer
 from protocol.messages import LeaderboardReply, MatchEnd, Moved, YourTurn
 
 
-async def http_get(port: int, path: str) -> tuple[int, dict[str, str], Any]:
-    """A minimal HTTP/1.1 GET over a raw socket (the server closes after answering)."""
+async def http_get(
+    port: int, path: str, method: str = "GET", body: bytes = b""
+) -> tuple[int, dict[str, str], Any]:
+    """A minimal HTTP/1.1 request over a raw socket (the server closes after answering)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+    length = f"Content-Length: {len(body)}\r\n" if body or method in ("POST", "PUT") else ""
+    head = f"{method} {path} HTTP/1.1\r\nHost: localhost\r\n{length}\r\n"
+    writer.write(head.encode() + body)
     await writer.drain()
     raw = await asyncio.wait_for(reader.read(), 5)
     writer.close()
@@ -70,6 +76,38 @@ async def test_http_errors(server: ArenaServer) -> None:
     assert (await http_get(server.port, "/api/leaderboard?game=chess"))[0] == 404
     assert (await http_get(server.port, "/nowhere"))[0] == 404
     assert (await http_get(server.port, "/api/matches?status=bogus"))[0] == 400
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+@pytest.mark.parametrize("path", ["/healthz", "/api/leaderboard?game=connect4", "/api/matches"])
+async def test_other_methods_get_405_with_allow(server: ArenaServer, method: str, path: str) -> None:
+    status, headers, body = await http_get(server.port, path, method, b'{"x": 1}')
+    assert status == 405 and headers["allow"] == "GET, HEAD"
+    assert method in body["error"]
+
+
+async def test_a_body_on_a_get_is_refused_not_ignored(server: ArenaServer) -> None:
+    status, _, body = await http_get(server.port, "/healthz", "GET", b"surprise")
+    assert status == 400 and "body" in body["error"]
+
+
+async def test_head_is_get_without_the_body(server: ArenaServer) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"HEAD /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    raw = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"content-length: " in head.lower()
+    assert rest == b""
+
+
+async def test_malformed_requests_are_answered_400(server: ArenaServer) -> None:
+    for raw in (b"NOT HTTP AT ALL\r\n\r\n", b"GET / HTTP/1.1\r\nBad Header\r\n\r\n"):
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(raw)
+        answer = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.1 400"), answer
 
 
 async def test_the_route_table_takes_extra_routes(server: ArenaServer) -> None:

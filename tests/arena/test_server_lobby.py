@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from arena.lobby import Lobby
+from arena.play.lobby import Lobby
 from arena.server import ArenaServer
 from protocol.errors import ProtocolError
 from protocol.messages import (

@@ -18,7 +18,7 @@ from websockets.frames import Opcode
 from arena.server import ArenaServer
 from protocol.messages import MatchEnd, MatchStart, Moved, YourTurn
 from tests.arena.conftest import BotFactory, Client, ServerFactory
-from tests.arena.test_frame_reader import RawClient, client_frame, open_raw, opening, text
+from tests.arena.test_websocket_frames import RawClient, client_frame, open_raw, opening, text
 from tests.relay import TcpRelay
 
 

@@ -143,10 +143,10 @@ async def test_a_spectator_whose_queue_overflows_is_dropped_and_play_goes_on(
         await client.send(type="seek", game="connect4", time_control={"move_ms": 2000})
     for client in clients:
         await client.expect(MatchStart)
-    assert len(server.hub.live_runners()) == 2
+    assert len(server.hub.live_matches()) == 2
     watcher = await spectator(server)
     await watcher.send(type="watch")  # two snapshots at once: more than the queue holds
     assert await watcher.closed() == 1008
     healthy = await spectator(server)
-    await healthy.send(type="watch", match_id=server.hub.live_runners()[0].match_id)
+    await healthy.send(type="watch", match_id=server.hub.live_matches()[0].match_id)
     assert (await healthy.expect(Snapshot)).status == "live"

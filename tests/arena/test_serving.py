@@ -20,8 +20,8 @@ import pytest
 from mosquitto_fixture import MOSQUITTO, Mosquitto, Recorder
 from websockets.asyncio.client import ClientConnection, connect
 
-from arena import mqtt_topics as topics
 from arena.cli import main as arena_main
+from arena.live import mqtt_topics as topics
 from arena.store import Store
 from protocol.messages import PROTOCOL_VERSION
 
@@ -89,7 +89,7 @@ async def test_serve_with_mqtt_publishes_results_and_leaderboards_and_reports_he
     finally:
         await store.close()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arena.cli", "serve", "--port", "0", "--db", db,
+        sys.executable, "-m", "arena", "serve", "--port", "0", "--db", db,
         "--mqtt", broker.url,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

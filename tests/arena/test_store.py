@@ -34,6 +34,7 @@ from arena.store import (
 )
 from arena.store.models import Move
 from arena.store.store import random_text
+from protocol.games import Fault, Termination
 
 GAME = "connect4"
 
@@ -80,7 +81,7 @@ async def stored_moves(store: Store, match_id: str | None = None) -> int:
 
 async def play(store: Store, match_id: str, plies: int) -> None:
     for ply in range(plies):
-        await store.record_move(match_id, ply, ply % 2, ply % 7, 10 + ply, 2)
+        store.record_move(match_id, ply, ply % 2, ply % 7, 10 + ply, 2)
 
 
 # Bots ------------------------------------------------------------------------
@@ -102,7 +103,7 @@ async def test_authenticate_caches_the_bots_ratings(db_url: str, store: Store) -
     tokens = await add_bots(store, "alpha", "beta")
     match_id = await store.create_match(GAME, ("alpha", "beta"), 1000, 0)
     await play(store, match_id, 7)
-    await store.finish_match(match_id, 0, "line", None, True)
+    await store.finish_match(match_id, 0, Termination.LINE, None, True)
     # A second store over the same database (a restarted server) knows nothing yet.
     fresh = await Store.open(db_url)
     try:
@@ -149,7 +150,7 @@ def test_tokens_and_match_ids_never_start_with_a_dash() -> None:
 async def test_remove_bot_disables_but_keeps_history(store: Store) -> None:
     tokens = await add_bots(store, "alpha", "beta", "gamma")
     match_id = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
-    await store.finish_match(match_id, 0, "line", None, True)
+    await store.finish_match(match_id, 0, Termination.LINE, None, True)
     assert await store.remove_bot("alpha") is True
     assert await store.remove_bot("alpha") is False
     assert await store.remove_bot("nobody") is False
@@ -246,7 +247,7 @@ async def test_close_writes_pending_moves(db_url: str) -> None:
     await play(store, match_id, 5)
     await store.close()
     with pytest.raises(StoreError):
-        await store.record_move(match_id, 5, 1, 0, 1, 1)
+        store.record_move(match_id, 5, 1, 0, 1, 1)
     reopened = await Store.open(db_url)
     try:
         assert await stored_moves(reopened, match_id) == 5
@@ -257,7 +258,7 @@ async def test_close_writes_pending_moves(db_url: str) -> None:
 async def test_moves_of_an_unknown_match_do_not_block_the_others(slow_store: Store) -> None:
     await add_bots(slow_store, "alpha", "beta")
     match_id = await slow_store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
-    await slow_store.record_move("no-such-match", 0, 0, 1, 1, 1)
+    slow_store.record_move("no-such-match", 0, 0, 1, 1, 1)
     await play(slow_store, match_id, 4)
     await slow_store.flush()
     assert await stored_moves(slow_store) == 4
@@ -270,7 +271,9 @@ async def test_finish_commits_moves_result_and_ratings(slow_store: Store) -> Non
     await add_bots(slow_store, "alpha", "beta")
     match_id = await slow_store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
     await play(slow_store, match_id, 7)
-    changes = await slow_store.finish_match(match_id, 0, "line", None, True, reason="four in a row")
+    changes = await slow_store.finish_match(
+        match_id, 0, Termination.LINE, None, True, reason="four in a row"
+    )
     assert changes == [RatingChange("alpha", 1500.0, 1516.0), RatingChange("beta", 1500.0, 1484.0)]
     assert changes[0].delta == 16.0
     # The pending moves went in with the result, not with a later flush.
@@ -294,13 +297,13 @@ async def test_finish_commits_moves_result_and_ratings(slow_store: Store) -> Non
 async def test_second_finish_raises_and_changes_nothing(store: Store) -> None:
     await add_bots(store, "alpha", "beta")
     match_id = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
-    await store.finish_match(match_id, 1, "timeout", "bot", True)
+    await store.finish_match(match_id, 1, Termination.TIMEOUT, Fault.BOT, True)
     with pytest.raises(MatchAlreadyFinishedError):
-        await store.finish_match(match_id, 0, "line", None, True)
+        await store.finish_match(match_id, 0, Termination.LINE, None, True)
     with pytest.raises(NoSuchMatchError):
-        await store.finish_match("no-such-match", 0, "line", None, True)
+        await store.finish_match("no-such-match", 0, Termination.LINE, None, True)
     with pytest.raises(ValueError):
-        await store.finish_match(match_id, 2, "line", None, True)
+        await store.finish_match(match_id, 2, Termination.LINE, None, True)
     assert [(r.bot, r.games) for r in await store.leaderboard(GAME)] == [("beta", 1), ("alpha", 1)]
     match = await store.get_match(match_id)
     assert match is not None
@@ -315,9 +318,9 @@ async def test_concurrent_finishes_rate_exactly_once(db_url: str, store: Store) 
             match_id = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
             await play(store, match_id, 3)
             outcomes = await asyncio.gather(
-                store.finish_match(match_id, None, "draw", None, True),
-                store.finish_match(match_id, None, "draw", None, True),
-                other.finish_match(match_id, None, "draw", None, True),
+                store.finish_match(match_id, None, Termination.DRAW, None, True),
+                store.finish_match(match_id, None, Termination.DRAW, None, True),
+                other.finish_match(match_id, None, Termination.DRAW, None, True),
                 return_exceptions=True,
             )
             assert sum(isinstance(o, MatchAlreadyFinishedError) for o in outcomes) == 2
@@ -335,13 +338,18 @@ async def test_concurrent_finishes_rate_exactly_once(db_url: str, store: Store) 
 async def test_unrated_aborted_and_self_play_change_no_rating(store: Store) -> None:
     await add_bots(store, "alpha", "beta")
     unrated = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000, rated=False)
-    assert await store.finish_match(unrated, 0, "line", None, True) == []
+    assert await store.finish_match(unrated, 0, Termination.LINE, None, True) == []
     demoted = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
-    assert await store.finish_match(demoted, 0, "disconnect", "infrastructure", False) == []
+    assert (
+        await store.finish_match(demoted, 0, Termination.DISCONNECT, Fault.INFRASTRUCTURE, False)
+        == []
+    )
     aborted = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
-    assert await store.finish_match(aborted, 1, "aborted", "infrastructure", True) == []
+    assert (
+        await store.finish_match(aborted, 1, Termination.ABORTED, Fault.INFRASTRUCTURE, True) == []
+    )
     mirror = await store.create_match(GAME, ("alpha", "alpha"), 1000, 10_000)
-    assert await store.finish_match(mirror, 0, "line", None, True) == []
+    assert await store.finish_match(mirror, 0, Termination.LINE, None, True) == []
     assert await store.leaderboard(GAME) == []
     record = await store.get_match(aborted)
     assert record is not None
@@ -368,9 +376,9 @@ async def test_many_concurrent_matches_on_two_stores(db_url: str, store: Store) 
             node = (store, other)[index % 2]
             match_id = await node.create_match(GAME, pair, 1000, 10_000)
             for ply in range(12):
-                await node.record_move(match_id, ply, ply % 2, ply % 7, 1, 1)
+                node.record_move(match_id, ply, ply % 2, ply % 7, 1, 1)
                 await asyncio.sleep(0)
-            await node.finish_match(match_id, index % 2, "line", None, True)
+            await node.finish_match(match_id, index % 2, Termination.LINE, None, True)
 
         await asyncio.gather(*(one_match(i, (p[0], p[1])) for i, p in enumerate(pairs)))
         assert await stored_moves(store) == 40 * 12
@@ -391,9 +399,9 @@ CRASHING_SERVER = textwrap.dedent(
         store = await Store.open(url, flush_interval=60.0)
         match_id = await store.create_match("connect4", ("alpha", "beta"), 1000, 10000)
         for ply in range(4):
-            await store.record_move(match_id, ply, ply % 2, 3, 5, 1)
+            store.record_move(match_id, ply, ply % 2, 3, 5, 1)
         await store.flush()
-        await store.record_move(match_id, 4, 0, 2, 5, 1)  # still buffered at the crash
+        store.record_move(match_id, 4, 0, 2, 5, 1)  # still buffered at the crash
         print(match_id, flush=True)
         os._exit(3)
 
@@ -407,7 +415,7 @@ async def test_crash_leaves_flushed_moves_and_abort_unfinished_closes_the_match(
 ) -> None:
     await add_bots(store, "alpha", "beta")
     finished = await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000)
-    await store.finish_match(finished, 0, "line", None, True)
+    await store.finish_match(finished, 0, Termination.LINE, None, True)
     await store.close()
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", CRASHING_SERVER, db_url, stdout=asyncio.subprocess.PIPE
@@ -445,7 +453,7 @@ async def test_list_matches_filters_and_orders(store: Store) -> None:
     await add_bots(store, "alpha", "beta")
     c4 = [await store.create_match(GAME, ("alpha", "beta"), 1000, 10_000) for _ in range(3)]
     ttt = await store.create_match("tictactoe", ("beta", "alpha"), 500, 5000)
-    await store.finish_match(c4[0], None, "draw", None, True)
+    await store.finish_match(c4[0], None, Termination.DRAW, None, True)
     assert [m.id for m in await store.list_matches()] == [ttt, c4[2], c4[1], c4[0]]
     assert [m.id for m in await store.list_matches(status="live", game=GAME)] == [c4[2], c4[1]]
     assert [m.id for m in await store.list_matches(status="finished")] == [c4[0]]
@@ -470,9 +478,15 @@ async def test_rebuild_reproduces_incremental_ratings_exactly(store: Store) -> N
             match_id = await store.create_match(game, (pair[0], pair[1]), 1000, 10_000)
             winner = rng.choice([0, 1, None])
             kind = rng.random()
-            termination = "aborted" if kind < 0.05 else "line" if winner is not None else "draw"
+            termination = (
+                Termination.ABORTED
+                if kind < 0.05
+                else Termination.LINE
+                if winner is not None
+                else Termination.DRAW
+            )
             is_rated = kind >= 0.1
-            rated += termination != "aborted" and is_rated
+            rated += termination is not Termination.ABORTED and is_rated
             batch.append(store.finish_match(match_id, winner, termination, None, is_rated))
         await asyncio.gather(*batch)
 

@@ -14,6 +14,7 @@ import pytest
 
 from arena.store.batch_sql import PlainBatch
 from arena.store.journal import RecoveryJournal, decode, encode_session
+from protocol.games import Termination
 
 AT = datetime(2026, 12, 1, 10, 30, 15, 123456, tzinfo=UTC)
 
@@ -21,7 +22,7 @@ AT = datetime(2026, 12, 1, 10, 30, 15, 123456, tzinfo=UTC)
 def batch(match_id: str) -> PlainBatch:
     row = {"id": match_id, "game": "connect4", "status": "live", "started_at": AT, "ended_at": None}
     moves = [(0, 0, 3, 12, 1, 1764585015.25), (1, 1, 4, 9, 2, 1764585016.5)]
-    end = {"status": "finished", "winner": 0, "termination": "line", "ended_at": AT}
+    end = {"status": "finished", "winner": 0, "termination": Termination.LINE.value, "ended_at": AT}
     return PlainBatch([row], [(match_id, moves)], [(match_id, end)])
 
 

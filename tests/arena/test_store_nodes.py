@@ -29,6 +29,7 @@ from arena.errors import LeaseLostError, NodeConflictError
 from arena.store import HealthState, Store, StoreHealth
 from arena.store.models import Match, Node
 from arena.store.nodes import LEASE_S
+from protocol.games import Termination
 
 GAME = "connect4"
 PLAYERS = ("alpha", "beta")
@@ -254,7 +255,7 @@ async def test_matches_record_their_node_and_closing_releases_it(
     store = await open_store(stores, sqlite_url, bots=True)
     node = await store.claim_node()
     finished = await store.create_match(GAME, PLAYERS, 1000, 0)
-    await store.finish_match(finished, 0, "line", None, True)
+    await store.finish_match(finished, 0, Termination.LINE, None, True)
     left_live = await store.create_match(GAME, PLAYERS, 1000, 0)
     owners = dict(await rows(store, select(Match.id, Match.node_id)))
     assert owners == {finished: node, left_live: node}

@@ -19,9 +19,15 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from arena.errors import DatabaseOpenError, EndNotCommittedError, RecoveryJournalError
+from arena.errors import (
+    DatabaseOpenError,
+    EndNotCommittedError,
+    RecoveryJournalError,
+    StoreDegradedError,
+)
 from arena.store import HealthState, Store, StoreHealth
 from arena.store.models import Match, Move, Rating
+from protocol.games import Termination
 
 GAME = "connect4"
 PLAYERS = ("alpha", "beta")
@@ -147,13 +153,15 @@ async def test_a_full_disk_degrades_the_store_and_match_ends_wait_for_room(
     match_id = await store.create_match(GAME, PLAYERS, 1000, 0)
     filler = fill(small_disk)
     for ply in range(2000):  # more than the write-ahead log has room for
-        await store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
-    end = asyncio.create_task(store.finish_match(match_id, 0, "line", None, True))
+        store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
+    end = asyncio.create_task(store.finish_match(match_id, 0, Termination.LINE, None, True))
     degraded = await health.reach(HealthState.DEGRADED)
     assert degraded.reason == "database or disk is full"
     await until(lambda: store.commit_stats.failures >= 4)
     assert not end.done()  # still waiting: no result that is not stored
     assert store.health == degraded
+    with pytest.raises(StoreDegradedError, match="degraded: database or disk is full"):
+        await store.open_match(GAME, PLAYERS, 1000, 0)
 
     filler.unlink()
     await health.reach(HealthState.OK)
@@ -179,18 +187,18 @@ async def test_closing_on_a_full_disk_journals_and_the_next_open_replays_once(
     assert store.journal.reservation.stat().st_size == RESERVE
     stored = await store.create_match(GAME, PLAYERS, 1000, 0)
     for ply in range(10):
-        await store.record_move(stored, ply, ply % 2, ply % 7, 5, 1)
+        store.record_move(stored, ply, ply % 2, ply % 7, 5, 1)
     await store.flush()
 
     filler = fill(small_disk)
     pending = await store.open_match(GAME, PLAYERS, 1000, 0)
     for ply in range(10, 1500):
-        await store.record_move(stored, ply, ply % 2, ply % 7, 5, 1)
+        store.record_move(stored, ply, ply % 2, ply % 7, 5, 1)
     for ply in range(30):
-        await store.record_move(pending, ply, ply % 2, ply % 7, 5, 1)
+        store.record_move(pending, ply, ply % 2, ply % 7, 5, 1)
     ends = [
-        asyncio.create_task(store.finish_match(stored, 0, "line", None, True)),
-        asyncio.create_task(store.finish_match(pending, None, "draw", None, True)),
+        asyncio.create_task(store.finish_match(stored, 0, Termination.LINE, None, True)),
+        asyncio.create_task(store.finish_match(pending, None, Termination.DRAW, None, True)),
     ]
     await health.reach(HealthState.DEGRADED)
     await store.close(timeout_s=0.5)
@@ -248,8 +256,8 @@ async def test_the_journal_falls_back_when_its_own_disk_has_no_room(
     match_id = await store.create_match(GAME, PLAYERS, 1000, 0)
     filler = fill(small_disk)
     for ply in range(1500):
-        await store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
-    end = asyncio.create_task(store.finish_match(match_id, 1, "line", None, True))
+        store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
+    end = asyncio.create_task(store.finish_match(match_id, 1, Termination.LINE, None, True))
     await health.reach(HealthState.DEGRADED)
     await store.close(timeout_s=0.5)
     with pytest.raises(EndNotCommittedError, match=f"recovery journal {fallback}"):
@@ -274,3 +282,22 @@ async def test_a_journal_that_cannot_be_read_refuses_the_start(tmp_path: Path) -
         f"cannot replay the recovery journal {journal}: {journal}: line 2: "
     )
     assert "\n" not in str(refused.value) and journal.exists()
+
+
+async def test_no_new_match_while_too_many_moves_wait(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}"
+    store = await Store.open(url, flush_interval=60.0, max_pending_moves=5)
+    try:
+        for name in PLAYERS:
+            await store.add_bot(name)
+        match_id = await store.create_match(GAME, PLAYERS, 1000, 0)
+        for ply in range(5):
+            store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
+        with pytest.raises(StoreDegradedError, match="while 5 moves wait to be written"):
+            await store.open_match(GAME, PLAYERS, 1000, 0)
+        store.record_move(match_id, 5, 1, 3, 5, 1)  # a live match's moves are still taken
+        await store.flush()
+        assert store.health.ok
+        await store.open_match(GAME, PLAYERS, 1000, 0)
+    finally:
+        await store.close()

@@ -21,6 +21,7 @@ from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixtur
 
 from arena.store import HealthState, Store
 from arena.store.models import Match, Move
+from protocol.games import Termination
 
 GAME = "connect4"
 PLAYERS = ("alpha", "beta")
@@ -92,13 +93,13 @@ async def test_a_postgresql_outage_degrades_the_store_until_it_returns(
     try:
         match_id = await store.create_match(GAME, PLAYERS, 1000, 0)
         for ply in range(10):
-            await store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
+            store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
         await store.flush()
 
         await relay.cut()
         for ply in range(10, 60):
-            await store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
-        end = asyncio.create_task(store.finish_match(match_id, 1, "line", None, True))
+            store.record_move(match_id, ply, ply % 2, ply % 7, 5, 1)
+        end = asyncio.create_task(store.finish_match(match_id, 1, Termination.LINE, None, True))
         degraded = await health.reach(HealthState.DEGRADED)
         assert degraded.reason == "database unreachable"
         await until(lambda: store.commit_stats.failures >= 4)

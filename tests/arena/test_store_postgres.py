@@ -24,6 +24,7 @@ from arena.errors import MatchAlreadyFinishedError
 from arena.store import Store
 from arena.store.engine import current_revision
 from arena.store.models import Base
+from protocol.games import Termination
 
 ADMIN_DSN = os.environ.get("ARENA_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -122,8 +123,8 @@ async def test_finish_race_between_nodes_rates_once(two_nodes: tuple[Store, Stor
     for _ in range(5):
         match_id = await first.create_match("connect4", ("alpha", "beta"), 1000, 10_000)
         outcomes = await asyncio.gather(
-            first.finish_match(match_id, 0, "line", None, True),
-            second.finish_match(match_id, 0, "line", None, True),
+            first.finish_match(match_id, 0, Termination.LINE, None, True),
+            second.finish_match(match_id, 0, Termination.LINE, None, True),
             return_exceptions=True,
         )
         assert sum(isinstance(o, MatchAlreadyFinishedError) for o in outcomes) == 1
@@ -144,7 +145,9 @@ async def test_nodes_sharing_bots_do_not_deadlock_and_rebuild_agrees(
     nodes = (first, second)
     await asyncio.gather(
         *(
-            nodes[i % 2].finish_match(match_id, i % 3 if i % 3 < 2 else None, "line", None, True)
+            nodes[i % 2].finish_match(
+                match_id, i % 3 if i % 3 < 2 else None, Termination.LINE, None, True
+            )
             for i, match_id in enumerate(ids)
         )
     )

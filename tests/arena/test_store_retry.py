@@ -17,6 +17,7 @@ from arena.errors import MatchAlreadyFinishedError
 from arena.store import Store
 from arena.store.batch_sql import BatchSql, PlainBatch
 from arena.store.models import Bot, Match, Move, Rating, RatingHistory
+from protocol.games import Termination
 
 ENDED = datetime(2026, 12, 1, 12, 0, 0, 654321, tzinfo=UTC)
 
@@ -55,7 +56,7 @@ def a_batch(ids: dict[str, int]) -> PlainBatch:
         "status": "finished",
         "winner": 0,
         "result": "1-0",
-        "termination": "line",
+        "termination": Termination.LINE.value,
         "fault": None,
         "reason": "",
         "ended_at": ENDED,
@@ -100,6 +101,6 @@ async def test_another_end_of_an_ended_match_is_still_refused(store: Store) -> N
     batch = a_batch(await bot_ids(store))
     await write(store, batch)
     match_id, end = batch.finishes[0]
-    other = PlainBatch(finishes=[(match_id, {**end, "termination": "timeout"})])
+    other = PlainBatch(finishes=[(match_id, {**end, "termination": Termination.TIMEOUT.value})])
     [outcome] = await write(store, other)
     assert isinstance(outcome, MatchAlreadyFinishedError)

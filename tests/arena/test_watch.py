@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from arena.live.watch import MatchView, render
 from arena.server import ArenaServer
-from arena.watch import MatchView, render
 from protocol.messages import Moved, Snapshot, YourTurn, parse_server_message
 
 TIMEOUT_S = 15.0
@@ -25,7 +25,7 @@ X_WINS = (0, 3, 1, 4, 2)
 
 
 class Watcher:
-    """``python -m arena.cli watch ...`` with its stdout read line by line."""
+    """``python -m arena watch ...`` with its stdout read line by line."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
@@ -61,7 +61,7 @@ async def watch(server: ArenaServer) -> AsyncIterator[Callable[..., Any]]:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "arena.cli",
+            "arena",
             "watch",
             "--url",
             f"ws://127.0.0.1:{server.port}",

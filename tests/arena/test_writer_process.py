@@ -23,6 +23,7 @@ from arena.errors import (
 from arena.store import RatingChange, Store
 from arena.store.batch_sql import PlainBatch
 from arena.store.writer_process import WRITER_NICENESS, WriterProcess
+from protocol.games import Termination
 
 GAME = "connect4"
 
@@ -46,7 +47,7 @@ def writer_of(store: Store) -> WriterProcess:
 async def play(store: Store, players: tuple[str, str], plies: int) -> str:
     match_id = await store.open_match(GAME, players, 1000, 0)
     for ply in range(plies):
-        await store.record_move(match_id, ply, ply % 2, ply % 7, 3, 1)
+        store.record_move(match_id, ply, ply % 2, ply % 7, 3, 1)
     return match_id
 
 
@@ -60,8 +61,8 @@ async def test_matches_moves_ends_and_ratings_go_through_the_process(
     first = await play(store, ("alpha", "beta"), 7)
     second = await play(store, ("beta", "gamma"), 4)
     ends = await asyncio.gather(
-        store.finish_match(first, 0, "line", None, True),
-        store.finish_match(second, None, "draw", None, True),
+        store.finish_match(first, 0, Termination.LINE, None, True),
+        store.finish_match(second, None, Termination.DRAW, None, True),
     )
     assert ends[0] == [RatingChange("alpha", 1500.0, 1516.0), RatingChange("beta", 1500.0, 1484.0)]
     assert ends[1][0].bot == "beta" and ends[1][0].before == 1484.0
@@ -73,7 +74,7 @@ async def test_matches_moves_ends_and_ratings_go_through_the_process(
     assert await store.rebuild_ratings() == 2
     assert {row.bot: row.rating for row in await store.leaderboard(GAME)} == board
     with pytest.raises(MatchAlreadyFinishedError):
-        await store.finish_match(first, 1, "line", None, True)
+        await store.finish_match(first, 1, Termination.LINE, None, True)
     stats = store.commit_stats
     assert (stats.moves, stats.finishes, stats.failures) == (11, 3, 0)
 
@@ -101,7 +102,7 @@ async def test_a_killed_writer_is_replaced_and_no_move_is_lost(process_store: St
     match_id, first_pid = await written_match(store, 3)
     os.kill(first_pid, signal.SIGKILL)
     for ply in range(3, 9):
-        await store.record_move(match_id, ply, ply % 2, 1, 3, 1)
+        store.record_move(match_id, ply, ply % 2, 1, 3, 1)
     # The first flush after the kill may fail (the process died under it); the moves
     # stay queued and the next one writes them with a new process.
     try:
@@ -109,7 +110,7 @@ async def test_a_killed_writer_is_replaced_and_no_move_is_lost(process_store: St
     except StoreError:
         await store.flush()
     assert writer_of(store).pid not in (None, first_pid)
-    assert await store.finish_match(match_id, 1, "line", None, False) == []
+    assert await store.finish_match(match_id, 1, Termination.LINE, None, False) == []
     record = await store.get_match(match_id)
     assert record is not None and [m.ply for m in record.moves] == list(range(9))
 
@@ -123,7 +124,7 @@ async def test_a_match_end_in_the_batch_a_broken_writer_fails_is_still_recorded(
     conn = writer_of(store)._conn
     assert conn is not None
     conn.close()
-    changes = await store.finish_match(match_id, 0, "line", None, True)
+    changes = await store.finish_match(match_id, 0, Termination.LINE, None, True)
     assert changes == [RatingChange("alpha", 1500.0, 1516.0), RatingChange("beta", 1500.0, 1484.0)]
     assert store.commit_stats.failures == 1
     assert writer_of(store).pid not in (None, first_pid)

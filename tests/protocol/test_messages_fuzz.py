@@ -19,8 +19,9 @@ from protocol.messages import (
     parse_client_message,
     parse_server_message,
 )
+from protocol.messages.fields import field_table
 from protocol.messages.jsontext import WRITERS
-from protocol.messages.spec import field_table, to_json
+from protocol.messages.spec import to_json
 from protocol.messages.values import RatingChange
 
 PARSER_CODES = {

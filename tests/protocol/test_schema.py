@@ -20,7 +20,7 @@ from protocol.messages import (
     parse_client_message,
     parse_server_message,
 )
-from protocol.messages.spec import (
+from protocol.messages.fields import (
     Array,
     Bool,
     Choice,
@@ -30,9 +30,9 @@ from protocol.messages.spec import (
     Obj,
     Spec,
     Str,
-    Wire,
     field_table,
 )
+from protocol.messages.spec import Wire
 from protocol.schema import build_schema, load_schema, render_schema
 
 SCHEMA_FILE = Path(__file__).parents[2] / "protocol" / "schema.json"

@@ -12,23 +12,22 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from protocol.messages import CLIENT_MESSAGE_TYPES, SERVER_MESSAGE_TYPES
-from protocol.messages.spec import (
+from protocol.messages.fields import (
     Array,
     Bool,
     Choice,
     Float,
     Int,
     IsNull,
-    Message,
     NotNull,
     Nullable,
     Obj,
     OneOf,
     Spec,
     Str,
-    Wire,
     field_table,
 )
+from protocol.messages.spec import Message, Wire
 
 MESSAGE_CLASSES: list[type[Message]] = [
     *CLIENT_MESSAGE_TYPES.values(),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.live.viewer import CONTENT_TYPES, STATIC_DIR, resolve_static_path, static_response
 from arena.server import ArenaServer
-from arena.viewer import CONTENT_TYPES, STATIC_DIR, resolve_static_path, static_response
 
 
 def test_pages_map_to_their_html() -> None:

@@ -49,7 +49,7 @@ def record_sent_frames(page: Page) -> list[dict[str, Any]]:
 def drop_spectators(arena: ArenaServer) -> int:
     """Close every spectator connection from the server side, like a network drop."""
     dropped = 0
-    for conn in list(arena._connections):  # test-only: reach in to simulate the drop
+    for conn in list(arena.gateway.connections):
         if conn.role == "spectator":
             conn.close(1012, "test: dropped")
             dropped += 1

@@ -39,9 +39,13 @@ from typing import Any, TextIO
 
 from sqlalchemy.engine import make_url
 
+from arena import runtime
+from arena.app import ArenaApp
+from arena.cli.common import Subparsers
+from arena.cli.tables import format_table
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
-from arena.serving import ArenaApp
+from protocol.games import GAMES
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +232,6 @@ class BoardView:
 
 def format_board(view: BoardView) -> str:
     """The leaderboard as a text table with a header (used by both screen modes)."""
-    from arena.cli import format_table
 
     rows = [
         [
@@ -346,7 +349,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
         # Bots first, so none is in the middle of a move when the server aborts its match.
         await asyncio.gather(*(bot.stop() for bot in run.bots), return_exceptions=True)
         with contextlib.suppress(Exception):
-            final = await app.server.leaderboard_json(options.game)
+            final = await app.server.api.leaderboard_json(options.game)
         await app.stop("demo stopping")
         undo()
     print(run.closing(final), file=run.out, flush=True)
@@ -391,7 +394,9 @@ class _DemoRun:
     async def start_bots(self) -> None:
         """Register (or reuse) each bot, save the tokens, start one process per bot."""
         options, store = self.options, self.app.server.store
-        self.started_total = _rated_matches(await self.app.server.leaderboard_json(options.game))
+        self.started_total = _rated_matches(
+            await self.app.server.api.leaderboard_json(options.game)
+        )
         known = read_token_map(self.tokens_path)
         tokens = dict(known)
         for name in options.bots:
@@ -447,7 +452,7 @@ class _DemoRun:
                 return
 
     async def _view(self) -> BoardView:
-        entries = await self.app.server.leaderboard_json(self.options.game)
+        entries = await self.app.server.api.leaderboard_json(self.options.game)
         total = _rated_matches(entries)
         return BoardView(
             game=self.options.game,
@@ -455,7 +460,7 @@ class _DemoRun:
             elapsed_s=time.monotonic() - self.started,
             rated_total=total,
             rated_this_run=total - self.started_total,
-            live=len(self.app.server.live_matches_json()),
+            live=len(self.app.server.api.live_matches_json()),
             entries=entries,
             exited={b.name: code for b in self.bots if (code := b.returncode) is not None},
             log_path=self.log_path,
@@ -463,7 +468,6 @@ class _DemoRun:
 
     def closing(self, entries: list[dict[str, Any]]) -> str:
         """The final words: how long, how many matches, where they are kept, the table."""
-        from arena.cli import format_table
 
         total = _rated_matches(entries)
         rows = [
@@ -475,3 +479,45 @@ class _DemoRun:
             f"{total - self.started_total} rated matches this run, {total} in total; "
             f"results and ratings are saved in {self.options.db_url}\n{table}"
         ).rstrip()
+
+
+def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
+    """Add ``arena demo``."""
+    demo = commands.add_parser(
+        "demo",
+        parents=[common],
+        help="run the server with built-in bots playing rated matches; live leaderboard",
+    )
+    demo.add_argument("--game", default="connect4", choices=GAMES)
+    demo.add_argument(
+        "--bots",
+        default=",".join(DEFAULT_BOTS),
+        help=f"comma-separated subset of {','.join(BOT_NAMES)} (default: all)",
+    )
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    demo.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
+    demo.add_argument("--move-ms", type=int, default=1000, help="time per move (ms)")
+    demo.add_argument(
+        "--pace-ms",
+        type=int,
+        default=DEMO_PACE_MS,
+        help=f"pause between moves, so people can follow (default {DEMO_PACE_MS}; 0: none)",
+    )
+    demo.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop by itself after this long"
+    )
+    demo.add_argument(
+        "--refresh", type=float, default=2.0, metavar="SECONDS", help="leaderboard redraw period"
+    )
+    demo.add_argument("--quiet", action="store_true", help="no live leaderboard, just a summary")
+    demo.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        options = DemoOptions.from_args(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return runtime.run(run_demo(options))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from arena.http import HttpRequest, HttpResponse, Router
+from arena.net.http import HttpRequest, HttpResponse, Router
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """Where the viewer's files live (inside the installed package)."""

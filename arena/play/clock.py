@@ -1,10 +1,11 @@
 """Time for the referee: an injectable ``Clock`` and the per-match time-control arithmetic.
 
-The match runner never calls ``time`` or ``asyncio.sleep`` itself. It reads
-``clock.now()`` to measure think time and wraps every wait in
-``clock.timeout(delay)``. ``MonotonicClock`` is the real thing
-(``asyncio.timeout``); ``ManualClock`` is driven by tests with ``advance()``,
-so timeouts fire without any sleeping.
+Nothing in a match reads the time or sleeps by itself. The match shell
+reads ``clock.now()`` for every input it hands the referee and asks
+``clock.call_at(when, callback)`` to be woken at the referee's next
+deadline. ``MonotonicClock`` is the real thing (the running event loop's
+timers); ``ManualClock`` is driven by tests with ``advance()``, so deadlines
+pass without any sleeping.
 
 ``GameClock`` is the pure Kaggle-style overage rule: each move may take
 ``move_ms``; time beyond that comes out of a per-player bank; the measured
@@ -15,94 +16,93 @@ flagged for latency it does not control.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Protocol
 
 MAX_RTT_ALLOWANCE_MS = 1000.0
 """The most network round trip credited back per move, so a bot cannot buy time by lagging."""
 
 
+class TimerHandle(Protocol):
+    """A scheduled callback that can be cancelled (``asyncio.TimerHandle`` is one)."""
+
+    def cancel(self) -> None:
+        """Do not run the callback (no effect once it has run)."""
+        ...
+
+
 class Clock(Protocol):
-    """Monotonic time in seconds plus a timeout scope measured on the same time line."""
+    """Monotonic time in seconds, and callbacks at given times on the same time line."""
 
     def now(self) -> float:
         """Monotonic seconds; only differences are meaningful."""
         ...
 
-    def timeout(self, delay: float) -> asyncio.Timeout | _ManualTimeout:
-        """An async context manager raising ``TimeoutError`` once ``delay`` seconds pass."""
+    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+        """Run ``callback`` once ``now()`` reaches ``when`` (at once if it already has)."""
         ...
 
 
 class MonotonicClock:
-    """The real clock: ``time.monotonic`` and ``asyncio.timeout``."""
+    """The real clock: ``time.monotonic`` and the running event loop's timers."""
 
     now = staticmethod(time.monotonic)
     """Seconds from ``time.monotonic`` (the function itself: read several times a move)."""
 
-    def timeout(self, delay: float) -> asyncio.Timeout:
-        """``asyncio.timeout(delay)``; a negative delay expires at once."""
-        return asyncio.timeout(max(0.0, delay))
+    def call_at(self, when: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+        """Schedule ``callback`` on the running loop ``when - now()`` seconds from now."""
+        return asyncio.get_running_loop().call_later(when - time.monotonic(), callback)
 
 
-class _ManualTimeout:
-    """A real ``asyncio.timeout`` scope whose expiry is triggered by ``ManualClock.advance``."""
+class _ManualTimer:
+    __slots__ = ("callback", "cancelled", "when")
 
-    def __init__(self, clock: ManualClock, deadline: float) -> None:
-        self._clock = clock
-        self.deadline = deadline
-        self._inner = asyncio.timeout(None)
+    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+        self.when = when
+        self.callback = callback
+        self.cancelled = False
 
-    async def __aenter__(self) -> _ManualTimeout:
-        await self._inner.__aenter__()
-        self._clock._pending.add(self)
-        if self.deadline <= self._clock.now():
-            self.expire()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._clock._pending.discard(self)
-        await self._inner.__aexit__(exc_type, exc, tb)
-
-    def expire(self) -> None:
-        """Make the scope time out at the next turn of the event loop."""
-        self._inner.reschedule(asyncio.get_running_loop().time())
+    def cancel(self) -> None:
+        self.cancelled = True
 
 
 class ManualClock:
-    """A test clock: time stands still until ``advance`` moves it; due timeouts then fire."""
+    """A test clock: time stands still until ``advance`` moves it; due callbacks then run."""
 
     def __init__(self, start: float = 1000.0) -> None:
         self._now = start
-        self._pending: set[_ManualTimeout] = set()
+        self._timers: list[tuple[float, int, _ManualTimer]] = []
+        self._order = itertools.count()
 
     def now(self) -> float:
         """The current manual time in seconds."""
         return self._now
 
-    def timeout(self, delay: float) -> _ManualTimeout:
-        """A timeout scope that expires when manual time reaches now + ``delay``."""
-        return _ManualTimeout(self, self._now + delay)
+    def call_at(self, when: float, callback: Callable[[], None]) -> _ManualTimer:
+        """Run ``callback`` when ``advance`` reaches ``when``."""
+        timer = _ManualTimer(when, callback)
+        heapq.heappush(self._timers, (when, next(self._order), timer))
+        return timer
 
     def advance(self, seconds: float) -> None:
-        """Move time forward and expire every scope whose deadline has passed."""
-        self._now += seconds
-        for scope in list(self._pending):
-            if scope.deadline <= self._now:
-                self._pending.discard(scope)
-                scope.expire()
+        """Move time forward, running every due callback in order, each at its own time."""
+        target = self._now + seconds
+        while self._timers and self._timers[0][0] <= target:
+            when, _, timer = heapq.heappop(self._timers)
+            if timer.cancelled:
+                continue
+            self._now = max(self._now, when)
+            timer.callback()
+        self._now = target
 
     @property
     def waiting(self) -> int:
-        """How many timeout scopes are currently open (tests use it to know the runner waits)."""
-        return len(self._pending)
+        """How many callbacks are scheduled and not cancelled."""
+        return sum(1 for _, _, timer in self._timers if not timer.cancelled)
 
 
 def rtt_allowance_ms(rtt_ms: float) -> float:

@@ -1,4 +1,4 @@
-"""The server's own reading of websocket frames (``MessageSocket.data_received``).
+"""The server's handling of websocket frames as a client writes them, byte for byte.
 
 A plain TCP client writes the upgrade request and frames byte for byte as a
 real client would, cut at arbitrary points, so these tests see exactly what
@@ -231,9 +231,9 @@ async def test_each_message_is_answered_before_the_next_one_in_the_same_read(
     server: ArenaServer, tokens: dict[str, str]
 ) -> None:
     client = await welcomed(server, tokens)
-    conn = server._bots["alice"]
+    conn = server.gateway.bots["alice"]
     writes: list[bytes] = []
-    real = conn.websocket.transport
+    real = conn.transport
 
     class Spy:  # a neighbour spy on the server's side of the socket: counts writes
         def write(self, data: bytes) -> None:
@@ -243,7 +243,7 @@ async def test_each_message_is_answered_before_the_next_one_in_the_same_read(
         def __getattr__(self, name: str) -> Any:
             return getattr(real, name)
 
-    conn.websocket.transport = Spy()  # type: ignore[assignment]
+    conn.transport = Spy()  # type: ignore[assignment]
     try:
         # Three malformed messages in one TCP write: one server read, three errors.
         client.writer.write(b"".join(client_frame(Opcode.TEXT, b"{not json") for _ in range(3)))
@@ -253,5 +253,5 @@ async def test_each_message_is_answered_before_the_next_one_in_the_same_read(
         # not all three together at the end of the loop's turn.
         assert len(writes) == 3
     finally:
-        conn.websocket.transport = real
+        conn.transport = real
     client.writer.close()

@@ -1,9 +1,9 @@
-"""The arena server with its optional plug-ins: the web viewer and the MQTT publisher.
+"""The arena server with its optional plug-in, the MQTT publisher.
 
 ``arena serve`` and ``arena demo`` run the same assembly::
 
     async with ArenaApp(config, mqtt_url="mqtt://127.0.0.1:1883") as app:
-        app.server.port            # ws:// and http:// on one port, viewer at /
+        app.server.port            # ws:// and http:// on one port, the viewer at /
         await app.server.wait_stopped()
 
 With ``mqtt_url`` the spectator events go to an ``MqttPublisher`` (through
@@ -22,10 +22,9 @@ import asyncio
 import contextlib
 import logging
 
-from arena.mqtt import MqttEventSink, MqttPublisher
+from arena.live.mqtt import MqttEventSink, MqttPublisher
+from arena.live.spectators import EventSink
 from arena.server import ArenaConfig, ArenaServer
-from arena.spectators import EventSink
-from arena.viewer import add_viewer_routes
 from protocol.games import GAMES
 from protocol.messages import Event, Snapshot
 
@@ -78,7 +77,7 @@ class LeaderboardSink:
         try:
             while game in self._dirty and self._server is not None:
                 self._dirty.discard(game)
-                entries = await self._server.leaderboard_json(game)
+                entries = await self._server.api.leaderboard_json(game)
                 self._publisher.leaderboard(game, entries)
         except Exception:  # the store may be closing; the next match republishes
             log.debug("leaderboard of %s not published", game, exc_info=True)
@@ -94,11 +93,9 @@ class LeaderboardSink:
 
 
 class ArenaApp:
-    """An ``ArenaServer`` plus the viewer and, with ``mqtt_url``, MQTT; see the module docstring."""
+    """An ``ArenaServer`` plus, with ``mqtt_url``, MQTT; see the module docstring."""
 
-    def __init__(
-        self, config: ArenaConfig, *, mqtt_url: str | None = None, viewer: bool = True
-    ) -> None:
+    def __init__(self, config: ArenaConfig, *, mqtt_url: str | None = None) -> None:
         self.publisher = MqttPublisher(mqtt_url) if mqtt_url else None
         self._boards: LeaderboardSink | None = None
         sink: EventSink | None = None
@@ -110,8 +107,6 @@ class ArenaApp:
             self._boards.attach(self.server)
         if self.publisher is not None:
             self.server.health_extras["mqtt"] = self.publisher.status
-        if viewer:
-            add_viewer_routes(self.server.router)
         self._stopped = False
 
     async def start(self) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import aiomqtt
 
-from arena import mqtt_topics as topics
+from arena.live import mqtt_topics as topics
 from protocol.messages import Event, Snapshot
 
 log = logging.getLogger(__name__)

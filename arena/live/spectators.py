@@ -1,6 +1,6 @@
 """Spectating: numbered per-match events, snapshots, resume, and the event sink hook.
 
-``SpectatorHub`` is the ``MatchObserver`` every runner reports to. Each match
+``SpectatorHub`` is the ``MatchObserver`` every match reports to. Each match
 gets a feed whose events are numbered 1, 2, ...; the last ``buffer_size``
 are kept so a spectator who reconnects with ``watch(since=n)`` gets exactly
 the events after ``n`` — or a fresh snapshot when ``n`` is too old. Watchers
@@ -18,7 +18,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from arena.match import MatchRunner
+from arena.play.match import Match
 from protocol.errors import ProtocolError
 from protocol.messages import Analysis, ErrorCode, Event, MatchEnd, Moved, ServerMessage, Snapshot
 
@@ -64,7 +64,7 @@ class _Feed:
     as its parts and becomes an ``Event`` only if a spectator asks for it.
     """
 
-    runner: MatchRunner
+    match: Match
     buffer_size: int
     seq: int = 0
     events: deque[Event | _Unsent] = field(init=False)
@@ -87,7 +87,7 @@ class _Feed:
             return kept
         seq, kind, moved, end, analysis = kept
         return Event(
-            match_id=self.runner.match_id,
+            match_id=self.match.match_id,
             seq=seq,
             kind=kind,
             moved=moved,
@@ -110,28 +110,28 @@ class SpectatorHub:
 
     # MatchObserver ------------------------------------------------------------------
 
-    def match_started(self, runner: MatchRunner) -> None:
+    def match_started(self, match: Match) -> None:
         """Open the match's feed; all-watchers get its snapshot."""
-        feed = _Feed(runner, self._buffer_size)
-        self._live[runner.match_id] = feed
+        feed = _Feed(match, self._buffer_size)
+        self._live[match.match_id] = feed
         if not (self._watch_all or self._publishing):
             return
-        snapshot = runner.snapshot(0)
+        snapshot = match.snapshot(0)
         for watcher in list(self._watch_all):
             watcher.send(snapshot)
         self._sink.publish(snapshot)
 
-    def moved(self, runner: MatchRunner, moved: Moved, analysis: Analysis | None) -> None:
+    def moved(self, match: Match, moved: Moved, analysis: Analysis | None) -> None:
         """Number and fan out a move, with the mover's analysis."""
-        self._emit(runner.match_id, "moved", moved=moved, analysis=analysis)
+        self._emit(match.match_id, "moved", moved=moved, analysis=analysis)
 
-    def match_ended(self, runner: MatchRunner, end: MatchEnd) -> None:
+    def match_ended(self, match: Match, end: MatchEnd) -> None:
         """Number and fan out the end; the feed stays resumable for a while."""
-        self._emit(runner.match_id, "match_end", end=end)
-        feed = self._live.pop(runner.match_id, None)
+        self._emit(match.match_id, "match_end", end=end)
+        feed = self._live.pop(match.match_id, None)
         if feed is not None:
             feed.watchers.clear()
-            self._recent[runner.match_id] = feed
+            self._recent[match.match_id] = feed
             while len(self._recent) > RECENT_FINISHED:
                 self._recent.popitem(last=False)
 
@@ -166,7 +166,7 @@ class SpectatorHub:
         if match_id is None:
             self._watch_all.add(watcher)
             for feed in list(self._live.values()):
-                watcher.send(feed.runner.snapshot(feed.seq))
+                watcher.send(feed.match.snapshot(feed.seq))
             return
         found = self._live.get(match_id) or self._recent.get(match_id)
         if found is None:
@@ -175,7 +175,7 @@ class SpectatorHub:
             found.watchers.add(watcher)
         replay = None if since is None else found.events_after(since)
         if replay is None:
-            watcher.send(found.runner.snapshot(found.seq))
+            watcher.send(found.match.snapshot(found.seq))
         else:
             for event in replay:
                 watcher.send(event)
@@ -189,9 +189,9 @@ class SpectatorHub:
         elif match_id in self._live:
             self._live[match_id].watchers.discard(watcher)
 
-    def live_runners(self) -> list[MatchRunner]:
-        """The runners of matches in progress."""
-        return [feed.runner for feed in self._live.values()]
+    def live_matches(self) -> list[Match]:
+        """The matches in progress."""
+        return [feed.match for feed in self._live.values()]
 
     @property
     def watcher_count(self) -> int:

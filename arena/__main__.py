@@ -1,0 +1,7 @@
+"""``python -m arena``: the ``arena`` command."""
+
+import sys
+
+from arena.cli import main
+
+sys.exit(main())

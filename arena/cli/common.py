@@ -1,0 +1,49 @@
+"""What the ``arena`` subcommands share: the ``--db`` option, default addresses, the store.
+
+``Command`` is what each subcommand module registers: it adds its parser and
+sets ``run`` (``args -> exit status``) as the parser's default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.store import DEFAULT_URL, Store
+
+DEFAULT_SERVER = "http://127.0.0.1:8765"
+DEFAULT_WS = "ws://127.0.0.1:8765"
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:  # argparse's private class is not subscriptable at run time
+    Subparsers = argparse._SubParsersAction
+Register = Callable[[Subparsers, argparse.ArgumentParser], None]
+"""A subcommand module's ``register(commands, common)``: ``common`` carries ``--db``."""
+
+
+def db_url(text: str) -> str:
+    """A database URL from ``--db``: URLs pass through, a plain path names a SQLite file."""
+    if "://" in text:
+        return text
+    return f"sqlite+aiosqlite:///{Path(text).expanduser().resolve()}"
+
+
+def common_parser() -> argparse.ArgumentParser:
+    """The parent parser of every subcommand that touches the database (``--db``)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--db",
+        type=db_url,
+        default=os.environ.get("ARENA_DB", DEFAULT_URL),
+        help="database URL or SQLite file path (env ARENA_DB; default %(default)s)",
+    )
+    return common
+
+
+async def open_store(url: str, *, create: bool) -> Store:
+    """Open the store at ``url`` for a command; ``create`` is False for read-only commands."""
+    return await Store.open(url)

@@ -1,0 +1,1 @@
+"""The network edge: the listener, websocket and HTTP connections, hello/auth and limits."""

@@ -1,0 +1,131 @@
+"""The arena's read side: the JSON API over HTTP, and the queries websockets and MQTT share.
+
+Routes (all ``GET``, answered as JSON; other methods get ``405``)::
+
+    GET /healthz                    server status; 503 while results cannot be stored
+    GET /api/leaderboard?game=NAME  ratings table with online flags
+    GET /api/matches?status=live    live matches (other statuses from the store)
+    GET /api/matches/ID             one match with its moves
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from arena.net.http import HttpRequest, HttpResponse, Router, json_error, json_response, to_jsonable
+from arena.play.lobby import check_game
+from arena.play.registry import MatchRegistry
+from arena.store import Store
+from protocol.errors import ProtocolError
+from protocol.messages import LeaderboardEntry
+
+
+class Health(Protocol):
+    """The server's status for ``/healthz``: an HTTP status and the body."""
+
+    def __call__(self) -> tuple[int, dict[str, Any]]:
+        """``(200, {...})`` when healthy, ``(503, {...})`` when degraded or stopping."""
+        ...
+
+
+class ArenaApi:
+    """Answers the read-only questions about the arena; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: MatchRegistry,
+        *,
+        is_online: Callable[[str], bool],
+        health: Health,
+    ) -> None:
+        self._store = store
+        self._registry = registry
+        self._is_online = is_online
+        self._health = health
+
+    async def leaderboard_entries(self, game: str) -> list[LeaderboardEntry]:
+        """``game``'s leaderboard with online flags; raises ``no_such_game``."""
+        check_game(game)
+        return [
+            LeaderboardEntry(
+                rank=row.rank,
+                bot=row.bot,
+                rating=row.rating,
+                games=row.games,
+                wins=row.wins,
+                draws=row.draws,
+                losses=row.losses,
+                online=self._is_online(row.bot),
+            )
+            for row in await self._store.leaderboard(game)
+        ]
+
+    async def leaderboard_json(self, game: str) -> list[dict[str, Any]]:
+        """Leaderboard rows as JSON objects (``/api/leaderboard``, MQTT)."""
+        return [entry.to_dict() for entry in await self.leaderboard_entries(game)]
+
+    def live_matches_json(self) -> list[dict[str, Any]]:
+        """One summary per live match, for ``/api/matches?status=live``."""
+        return [
+            {
+                "id": m.match_id,
+                "game": m.game,
+                "players": list(m.players),
+                "move_ms": m.time_control.move_ms,
+                "bank_ms": m.time_control.bank_ms,
+                "ply": m.referee.state.ply,
+                "position": m.referee.position,
+                "status": "live",
+            }
+            for m in self._registry
+        ]
+
+    async def matches_json(self, status: str | None, game: str | None) -> list[dict[str, Any]]:
+        """Stored matches, newest first."""
+        return [to_jsonable(m) for m in await self._store.list_matches(status=status, game=game)]
+
+    async def match_json(self, match_id: str) -> dict[str, Any] | None:
+        """One stored match with its moves (those still in the group-commit buffer too)."""
+        record = await self._store.get_match(match_id)
+        if record is None:
+            return None
+        data: dict[str, Any] = to_jsonable(record)
+        return data
+
+    def add_routes(self, router: Router) -> None:
+        """Register the routes of the module docstring on ``router``."""
+        router.add(r"/healthz", self._healthz)
+        router.add(r"/api/leaderboard", self._leaderboard)
+        router.add(r"/api/matches", self._matches)
+        router.add(r"/api/matches/(?P<match_id>[A-Za-z0-9_.:-]+)", self._one_match)
+
+    async def _healthz(self, request: HttpRequest) -> HttpResponse:
+        status, body = self._health()
+        return json_response(body, status)
+
+    async def _leaderboard(self, request: HttpRequest) -> HttpResponse:
+        game = request.query.get("game")
+        if not game:
+            return json_error(400, "missing query parameter: game")
+        try:
+            entries = await self.leaderboard_json(game)
+        except ProtocolError as exc:
+            return json_error(404, exc.message)
+        return json_response({"game": game, "entries": entries})
+
+    async def _matches(self, request: HttpRequest) -> HttpResponse:
+        status = request.query.get("status")
+        if status == "live":
+            return json_response({"matches": self.live_matches_json()})
+        if status not in (None, "finished", "aborted"):
+            return json_error(400, "status must be live, finished or aborted")
+        found = await self.matches_json(status, request.query.get("game"))
+        return json_response({"matches": found})
+
+    async def _one_match(self, request: HttpRequest) -> HttpResponse:
+        record = await self.match_json(request.params["match_id"])
+        if record is None:
+            return json_error(404, "no such match")
+        return json_response(record)

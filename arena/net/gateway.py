@@ -1,0 +1,592 @@
+"""The gateway: what each websocket connection may say, from its hello to its close.
+
+The gateway owns the connections and the bots online. A connection must
+send a valid ``hello`` within ``hello_timeout_s``; a bot proves its token
+(failed logins are logged and throttled per address, ``LoginThrottle``), a
+spectator needs none. A second connection of the same bot replaces the
+first and takes over its live matches (a reconnect).
+
+Every message is rate-limited (``TokenBucket``), parsed once by
+``parse_client_message`` and then routed by role: moves, resignations and
+challenges to the live matches (``MatchRegistry``) and the lobby, seeks to
+the lobby and the ``Matchmaker``, spectating to the ``SpectatorHub``,
+queries to the ``Queries`` the server provides. A ``ProtocolError`` from
+any of them becomes an ``error`` reply; repeated abuse closes the
+connection. A move is refereed on the spot, inside ``data_received``.
+
+``InOrder`` keeps each connection's messages in arrival order when one of
+them must wait (a hello checks its token in the database; a first seek
+looks up a rating): the messages behind it wait, and while too many wait
+the socket stops being read, so TCP pushes back on the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from arena.live.spectators import SpectatorHub
+from arena.net.limits import LoginThrottle, TokenBucket
+from arena.net.websocket import Data, WebSocketConnection
+from arena.play.clock import Clock
+from arena.play.lobby import Lobby, TimeLimits
+from arena.play.matchmaker import Matchmaker
+from arena.play.registry import DEFAULT_RATING, MatchRegistry
+from protocol.errors import MalformedMoveError, ProtocolError
+from protocol.games import GAMES
+from protocol.messages import (
+    MAX_BOT_MESSAGE_BYTES,
+    MAX_SPECTATOR_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
+    SPECTATOR_MESSAGE_TYPES,
+    Accept,
+    CancelSeek,
+    Challenge,
+    ChallengeDeclined,
+    ChallengeReceived,
+    ClientMessage,
+    CloseCode,
+    Decline,
+    Error,
+    ErrorCode,
+    GamesQuery,
+    GamesReply,
+    Hello,
+    LeaderboardEntry,
+    LeaderboardQuery,
+    LeaderboardReply,
+    Move,
+    Resign,
+    Seek,
+    ServerMessage,
+    Unwatch,
+    Watch,
+    Welcome,
+    parse_client_message,
+)
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "mcts-arena/0.2"
+
+MAX_WAITING = 32
+"""Messages that may wait behind a slow one before the socket stops being read."""
+
+# Errors that say the client speaks the protocol badly; enough of them and it is cut off.
+_ABUSE_CODES = frozenset(
+    {
+        ErrorCode.BAD_JSON,
+        ErrorCode.TOO_LARGE,
+        ErrorCode.BAD_MESSAGE,
+        ErrorCode.UNKNOWN_TYPE,
+        ErrorCode.MISSING_FIELD,
+        ErrorCode.UNKNOWN_FIELD,
+        ErrorCode.BAD_TYPE,
+        ErrorCode.BAD_VALUE,
+        ErrorCode.NOT_AUTHENTICATED,
+        ErrorCode.FORBIDDEN,
+        ErrorCode.RATE_LIMITED,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayLimits:
+    """The gateway's limits (``ArenaConfig`` carries them)."""
+
+    hello_timeout_s: float
+    rate_per_s: float
+    rate_burst: int
+    max_protocol_errors: int
+    spectator_queue_size: int
+    close_timeout_s: float
+
+
+class Authenticator(Protocol):
+    """Checks a bot's token (``Store.authenticate``); truthy when it is the bot's token."""
+
+    async def authenticate(self, name: str, token: str) -> object | None:
+        """The bot's record when ``token`` is its token and it is active, else None."""
+        ...
+
+    def cached_rating(self, bot: str, game: str) -> tuple[bool, float | None]:
+        """``(True, rating)`` when the rating is cached, else ``(False, None)``."""
+        ...
+
+
+class Queries(Protocol):
+    """Read-only questions a connection may ask (the server answers them)."""
+
+    async def leaderboard_entries(self, game: str) -> list[LeaderboardEntry]:
+        """One game's leaderboard."""
+        ...
+
+
+class _Close(Exception):
+    """The connection must be closed with ``close_code`` after an ``error``."""
+
+    def __init__(self, code: ErrorCode, message: str, close_code: int) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.close_code = close_code
+
+
+Handler = Callable[[Data], Coroutine[Any, Any, None] | None]
+"""Handles one message now (returns None) or returns the coroutine that will."""
+
+
+class InOrder:
+    """Runs one connection's messages in arrival order, synchronously whenever possible."""
+
+    def __init__(
+        self,
+        handle: Handler,
+        pause: Callable[[], None],
+        resume: Callable[[], None],
+        limit: int = MAX_WAITING,
+    ) -> None:
+        self._handle = handle
+        self._pause = pause
+        self._resume = resume
+        self._limit = limit
+        self._waiting: deque[Data] = deque()
+        self._busy: asyncio.Task[None] | None = None
+        self._paused = False
+        self._stopped = False
+
+    def put(self, message: Data) -> None:
+        """Handle ``message`` now, or after the messages ahead of it."""
+        if self._stopped:
+            return
+        if self._busy is not None:
+            self._waiting.append(message)
+            if len(self._waiting) > self._limit and not self._paused:
+                self._paused = True
+                self._pause()
+            return
+        self._run(message)
+
+    def stop(self) -> None:
+        """Drop what waits and cancel the message being handled (the connection is gone)."""
+        self._stopped = True
+        self._waiting.clear()
+        if self._busy is not None:
+            self._busy.cancel()
+
+    def _run(self, message: Data) -> None:
+        coro = self._handle(message)
+        if coro is not None:
+            self._busy = asyncio.get_running_loop().create_task(self._finish(coro))
+
+    async def _finish(self, coro: Coroutine[Any, Any, None]) -> None:
+        try:
+            await coro
+        finally:
+            self._busy = None
+            if not self._stopped:
+                while self._waiting and self._busy is None:
+                    self._run(self._waiting.popleft())
+                if self._paused and len(self._waiting) <= self._limit // 2:
+                    self._paused = False
+                    self._resume()
+
+
+class _Session:
+    """The gateway's state for one connection."""
+
+    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "spectator")
+
+    def __init__(self, conn: WebSocketConnection, bucket: TokenBucket) -> None:
+        self.conn = conn
+        self.bucket = bucket
+        self.inbox: InOrder | None = None
+        self.hello_timer: asyncio.TimerHandle | None = None
+        self.max_bytes = MAX_BOT_MESSAGE_BYTES
+        self.spectator = False
+
+
+class Gateway:
+    """Connections, hellos and message routing; see the module docstring."""
+
+    def __init__(
+        self,
+        limits: GatewayLimits,
+        *,
+        auth: Authenticator,
+        queries: Queries,
+        lobby: Lobby,
+        matchmaker: Matchmaker,
+        registry: MatchRegistry,
+        hub: SpectatorHub,
+        time_limits: TimeLimits,
+        clock: Clock,
+        throttle: LoginThrottle,
+    ) -> None:
+        self.limits = limits
+        self._auth = auth
+        self._queries = queries
+        self._lobby = lobby
+        self._matchmaker = matchmaker
+        self._registry = registry
+        self._hub = hub
+        self._time_limits = time_limits
+        self._clock = clock
+        self.throttle = throttle
+        self.bots: dict[str, WebSocketConnection] = {}
+        """The bots online, by name."""
+        self.max_matches: dict[str, int] = {}
+        self.connections: set[WebSocketConnection] = set()
+        self.accepting = True
+        """False once shutting down: new hellos are refused."""
+
+    # Connections ------------------------------------------------------------------
+
+    def opened(self, conn: WebSocketConnection) -> None:
+        """A websocket was accepted: expect its hello."""
+        session = _Session(
+            conn, TokenBucket(self.limits.rate_per_s, self.limits.rate_burst, self._clock)
+        )
+        transport = conn.transport
+        session.inbox = InOrder(
+            lambda frame: self._receive(session, frame),
+            transport.pause_reading,
+            transport.resume_reading,
+        )
+        session.hello_timer = asyncio.get_running_loop().call_later(
+            self.limits.hello_timeout_s, self._hello_timeout, session
+        )
+        self.connections.add(conn)
+        conn.on_closed = lambda: self._closed(session)
+        conn.deliver_to(session.inbox.put)
+        log.debug("connection from %s", conn.remote)
+
+    def link_of(self, bot: str) -> WebSocketConnection | None:
+        """The connection of ``bot`` while it is online."""
+        return self.bots.get(bot)
+
+    def has_capacity(self, bot: str) -> bool:
+        """True when ``bot`` is online and plays fewer than its ``max_matches``."""
+        return bot in self.bots and self._registry.playing(bot) < self.max_matches.get(bot, 1)
+
+    def tell(self, bot: str, message: ServerMessage) -> None:
+        """Send ``message`` to ``bot`` if it is online."""
+        conn = self.bots.get(bot)
+        if conn is not None:
+            conn.send(message)
+
+    def ping_all(self, timeout_s: float) -> None:
+        """Ping every connection; close those whose last ping went unanswered too long."""
+        for conn in list(self.connections):
+            if conn.oldest_unanswered_ping_s() > timeout_s:
+                conn.send(Error(code=ErrorCode.INTERNAL, message="keepalive ping timeout"))
+                conn.close(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+            else:
+                conn.ping()
+
+    async def close_all(self, reason: str) -> None:
+        """Tell every connection the server is going away, close them and wait."""
+        self.accepting = False
+        for conn in list(self.connections):
+            conn.send(Error(code=ErrorCode.SERVER_SHUTDOWN, message=reason))
+            conn.close(CloseCode.GOING_AWAY, "server shutting down")
+        await asyncio.gather(
+            *(c.wait_closed(self.limits.close_timeout_s) for c in list(self.connections))
+        )
+
+    def _closed(self, session: _Session) -> None:
+        conn = session.conn
+        if session.inbox is not None:
+            session.inbox.stop()
+            session.inbox = None  # its handler refers to the session: no cycle left behind
+        if session.hello_timer is not None:
+            session.hello_timer.cancel()
+        self.connections.discard(conn)
+        self._hub.unwatch(conn)
+        if conn.role != "bot" or conn.name is None:
+            return
+        name = conn.name
+        for match in self._registry.of_bot(name):
+            match.detach(name, conn)
+        if self.bots.get(name) is conn:  # not replaced by a newer connection
+            del self.bots[name]
+            self.max_matches.pop(name, None)
+            for dropped in self._lobby.forget(name):
+                if dropped.opponent == name:
+                    self.tell(
+                        dropped.challenger,
+                        ChallengeDeclined(challenge_id=dropped.challenge_id, by=name),
+                    )
+            log.info("bot %s disconnected", name)
+
+    def _hello_timeout(self, session: _Session) -> None:
+        session.hello_timer = None
+        if session.conn.role is None:
+            self._refuse(
+                session.conn,
+                _Close(
+                    ErrorCode.HELLO_TIMEOUT,
+                    f"no valid hello within {self.limits.hello_timeout_s:g} s",
+                    CloseCode.POLICY_VIOLATION,
+                ),
+            )
+
+    # Messages -------------------------------------------------------------------
+
+    def _receive(self, session: _Session, frame: Data) -> Coroutine[Any, Any, None] | None:
+        """Handle one incoming message now, or return the coroutine that will (``InOrder``)."""
+        conn = session.conn
+        if conn.closing:
+            return None
+        if not session.bucket.take():
+            self._reply_error(conn, ProtocolError(ErrorCode.RATE_LIMITED, "slow down"))
+            return None
+        try:
+            message = parse_client_message(frame, max_bytes=session.max_bytes)
+        except MalformedMoveError as exc:
+            if conn.role == "bot":
+                self._judge_malformed_move(session, exc)
+            else:
+                self._reply_error(conn, exc)
+            return None
+        except ProtocolError as exc:
+            self._reply_error(conn, exc)
+            return None
+        if conn.role is None:
+            if type(message) is Hello:
+                return self._hello(session, message)
+            self._reply_error(
+                conn, ProtocolError(ErrorCode.NOT_AUTHENTICATED, "send hello first", message.id)
+            )
+            return None
+        if session.spectator:
+            return self._answer(conn, message, self._on_spectator_message(conn, message))
+        if type(message) is Move:
+            # The hot path: a move is refereed before anything else happens on the loop.
+            assert conn.name is not None
+            try:
+                self._registry.get(message.match_id).move(
+                    conn.name, message.ply, message.move, message.analysis, message.id
+                )
+                # The answer to the bot's own turn: paced by the server, not a flood.
+                session.bucket.refund()
+            except ProtocolError as exc:
+                self._reply_error(conn, exc, message.id)
+            return None
+        if type(message) is Seek:
+            # On the spot once the bot's rating is cached (every seek after its first).
+            assert conn.name is not None
+            known, rating = self._auth.cached_rating(conn.name, message.game)
+            if known:
+                try:
+                    self._seek(conn.name, message, rating)
+                except ProtocolError as exc:
+                    self._reply_error(conn, exc, message.id)
+                return None
+        return self._answer(conn, message, self._on_bot_message(conn, message))
+
+    def _judge_malformed_move(self, session: _Session, exc: MalformedMoveError) -> None:
+        """A ``move`` whose move is not a move number still answers its turn: it loses."""
+        conn = session.conn
+        assert conn.name is not None
+        try:
+            self._registry.get(exc.match_id).move(conn.name, exc.ply, exc.move, None, exc.ref)
+        except ProtocolError as error:
+            self._reply_error(conn, error, exc.ref)
+
+    async def _answer(
+        self, conn: WebSocketConnection, message: ClientMessage, handling: Coroutine[Any, Any, None]
+    ) -> None:
+        """Await a message's handling; a ``ProtocolError`` becomes an ``error`` reply."""
+        try:
+            await handling
+        except ProtocolError as exc:
+            self._reply_error(conn, exc, message.id)
+        except Exception:
+            log.exception("handling %s from %r failed", message.type, conn)
+            conn.send(Error(code=ErrorCode.INTERNAL, message="internal server error"))
+            conn.close(CloseCode.INTERNAL_ERROR, "internal error")
+
+    def _reply_error(
+        self, conn: WebSocketConnection, exc: ProtocolError, ref: str | None = None
+    ) -> None:
+        conn.send(Error(code=exc.code, message=exc.message, ref=exc.ref or ref))
+        if exc.code in _ABUSE_CODES:
+            conn.protocol_errors += 1
+            if conn.protocol_errors >= self.limits.max_protocol_errors:
+                conn.send(Error(code=exc.code, message="too many bad messages; goodbye"))
+                conn.close(CloseCode.POLICY_VIOLATION, "too many bad messages")
+
+    def _refuse(self, conn: WebSocketConnection, close: _Close) -> None:
+        conn.send(Error(code=close.code, message=close.message))
+        conn.close(close.close_code, close.message)
+
+    # Hello ------------------------------------------------------------------------
+
+    async def _hello(self, session: _Session, hello: Hello) -> None:
+        conn = session.conn
+        try:
+            await self._check_hello(conn, hello)
+        except _Close as close:
+            self._refuse(conn, close)
+            return
+        if session.hello_timer is not None:
+            session.hello_timer.cancel()
+            session.hello_timer = None
+        conn.role = hello.role
+        if hello.role == "spectator":
+            session.spectator = True
+            session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
+            conn.queue_size = self.limits.spectator_queue_size
+            log.info("spectator connected from %s", conn.remote)
+        else:
+            assert hello.name is not None
+            conn.name = hello.name
+            # A bot playing n matches at once legitimately sends n times the seeks.
+            session.bucket.scale(hello.max_matches)
+            self._register_bot(conn, hello.name, hello.max_matches)
+            log.info(
+                "bot %s logged in from %s (max_matches %d)",
+                hello.name,
+                conn.remote,
+                hello.max_matches,
+            )
+        conn.send(
+            Welcome(
+                version=PROTOCOL_VERSION,
+                role=hello.role,
+                name=conn.name,
+                server=SERVER_NAME,
+                id=hello.id,
+            )
+        )
+        if hello.role == "bot":
+            # Measure the round trip now, so it is credited from the first move on.
+            conn.ping()
+            for match in self._registry.of_bot(conn.name or ""):
+                match.attach(conn.name or "", conn)
+
+    async def _check_hello(self, conn: WebSocketConnection, hello: Hello) -> None:
+        if not self.accepting:
+            raise _Close(ErrorCode.SERVER_SHUTDOWN, "server shutting down", CloseCode.GOING_AWAY)
+        if hello.version != PROTOCOL_VERSION:
+            raise _Close(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"this server speaks protocol version {PROTOCOL_VERSION}, not {hello.version}",
+                CloseCode.UNSUPPORTED_VERSION,
+            )
+        if hello.role != "bot":
+            return
+        if hello.name is None or hello.token is None:
+            raise _Close(
+                ErrorCode.AUTH_FAILED, "a bot needs a name and a token", CloseCode.POLICY_VIOLATION
+            )
+        wait = self.throttle.wait_s(conn.remote)
+        if wait > 0.0:
+            self.throttle.refused(conn.remote)
+            raise _Close(
+                ErrorCode.THROTTLED,
+                f"too many failed logins from your address; retry in {wait:.0f} s",
+                CloseCode.POLICY_VIOLATION,
+            )
+        if await self._auth.authenticate(hello.name, hello.token) is None:
+            delay = self.throttle.failed(conn.remote)
+            log.warning(
+                "failed login for bot %r from %s%s",
+                hello.name,
+                conn.remote,
+                f"; address throttled for {delay:.0f} s" if delay else "",
+            )
+            raise _Close(
+                ErrorCode.AUTH_FAILED, "unknown bot or wrong token", CloseCode.POLICY_VIOLATION
+            )
+        self.throttle.succeeded(conn.remote)
+
+    def _register_bot(self, conn: WebSocketConnection, name: str, max_matches: int) -> None:
+        previous = self.bots.get(name)
+        self.bots[name] = conn
+        self.max_matches[name] = max_matches
+        if previous is not None:
+            previous.send(
+                Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")
+            )
+            previous.close(CloseCode.REPLACED, "replaced by a newer connection")
+
+    # Spectators and queries -------------------------------------------------------
+
+    async def _on_spectator_message(
+        self, conn: WebSocketConnection, message: ClientMessage
+    ) -> None:
+        if type(message) not in SPECTATOR_MESSAGE_TYPES:
+            raise ProtocolError(
+                ErrorCode.FORBIDDEN, f"a spectator may not send {message.type}", message.id
+            )
+        match message:
+            case Watch(match_id=match_id, since=since):
+                self._hub.watch(conn, match_id, since)
+            case Unwatch(match_id=match_id):
+                self._hub.unwatch(conn, match_id)
+            case _:
+                await self._on_query(conn, message)
+
+    async def _on_query(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        match message:
+            case LeaderboardQuery(game=game, id=ref):
+                entries = await self._queries.leaderboard_entries(game)
+                conn.send(LeaderboardReply(game=game, entries=tuple(entries), id=ref))
+            case GamesQuery(id=ref):
+                conn.send(GamesReply(games=GAMES, id=ref))
+            case Hello():
+                raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
+            case _:
+                raise ProtocolError(ErrorCode.BAD_MESSAGE, f"unexpected {message.type}")
+
+    # Bots -------------------------------------------------------------------------
+
+    async def _on_bot_message(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        """Act on a bot's message other than a move (``_receive`` referees those)."""
+        bot = conn.name
+        assert bot is not None
+        match message:
+            case Resign(match_id=match_id):
+                self._registry.get(match_id).resign(bot)
+            case Seek(game=game):
+                self._seek(bot, message, await self._registry.rating(bot, game))
+            case CancelSeek(game=game):
+                self._lobby.cancel_seek(bot, game)
+            case Challenge(opponent=opponent, game=game, time_control=tc):
+                tc = self._time_limits.check(tc)
+                target = self.bots.get(opponent)
+                if target is None:
+                    raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
+                pending = self._lobby.challenge(bot, opponent, game, tc)
+                target.send(
+                    ChallengeReceived(
+                        challenge_id=pending.challenge_id,
+                        challenger=bot,
+                        game=game,
+                        time_control=tc,
+                    )
+                )
+            case Accept(challenge_id=challenge_id):
+                pairing = self._lobby.accept(bot, challenge_id)
+                if self.accepting:
+                    await self._registry.start(pairing)
+            case Decline(challenge_id=challenge_id):
+                pending = self._lobby.decline(bot, challenge_id)
+                self.tell(pending.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot))
+            case Watch() | Unwatch():
+                # A bot watching its own match would see its opponent's analysis.
+                raise ProtocolError(ErrorCode.FORBIDDEN, "bots cannot watch; connect as spectator")
+            case _:
+                await self._on_query(conn, message)
+
+    def _seek(self, bot: str, seek: Seek, rating: float | None) -> None:
+        """Queue ``bot`` in the lobby (``rating`` None: not rated yet) and schedule pairing."""
+        tc = self._time_limits.check(seek.time_control)
+        self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
+        self._matchmaker.schedule()

@@ -1,0 +1,1 @@
+"""Matches: the referee and its clocks, the lobby, and the registry of live matches."""

@@ -1,0 +1,95 @@
+"""Pairing passes: when the lobby pairs its seekers, and starting the matches it pairs.
+
+A pass runs ``window_s`` after the first seek (or match end) that asks for
+one, so seekers that arrive close together can find the closest rating; at
+most one pass is pending at a time. While the store cannot commit
+(``store_problem`` returns why), no match starts: a result could not be
+stored, so none is played. The seekers wait in the lobby, each told once
+per outage why (``store_unavailable``), and the server calls ``schedule``
+again when the store recovers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from arena.play.lobby import Lobby
+from arena.play.match import Spawn
+from arena.play.registry import MatchRegistry
+from protocol.messages import Error, ErrorCode, ServerMessage
+
+log = logging.getLogger(__name__)
+
+
+class Matchmaker:
+    """Runs pairing passes over ``lobby`` and starts their matches in ``registry``."""
+
+    def __init__(
+        self,
+        lobby: Lobby,
+        registry: MatchRegistry,
+        *,
+        window_s: float,
+        spawn: Spawn,
+        tell: Callable[[str, ServerMessage], None],
+        store_problem: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        self._lobby = lobby
+        self._registry = registry
+        self._window_s = window_s
+        self._spawn = spawn
+        self._tell = tell
+        self._store_problem = store_problem
+        self._pending = False
+        self._stopped = False
+        self._told: set[str] = set()
+        """Seekers told about the current store outage."""
+
+    def schedule(self) -> None:
+        """Run a pairing pass after the window, unless one is already due."""
+        if self._stopped or self._pending:
+            return
+        self._pending = True
+        self._spawn(self._pass_after_window(), "pairing")
+
+    def stop(self) -> None:
+        """Start no more passes (shutdown)."""
+        self._stopped = True
+
+    async def _pass_after_window(self) -> None:
+        try:
+            await asyncio.sleep(self._window_s)
+        finally:
+            self._pending = False
+        if self._stopped:
+            return
+        problem = self._store_problem()
+        if problem is not None:
+            self._hold(problem)
+            return
+        self._told.clear()
+        for pairing in self._lobby.pair():
+            if self._stopped:
+                return
+            try:
+                await self._registry.start(pairing)
+            except Exception:
+                log.exception("could not start a match for %s", pairing)
+            # A pass can start a hundred matches: let the moves that arrive meanwhile
+            # in between, instead of holding them all for one long turn of the loop.
+            await asyncio.sleep(0)
+
+    def _hold(self, problem: str) -> None:
+        for seek in self._lobby.seeks:
+            if seek.bot not in self._told:
+                self._told.add(seek.bot)
+                self._tell(
+                    seek.bot,
+                    Error(
+                        code=ErrorCode.STORE_UNAVAILABLE,
+                        message=f"results cannot be stored right now ({problem}); "
+                        "your seek waits and is paired once they can",
+                    ),
+                )

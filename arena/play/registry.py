@@ -1,0 +1,169 @@
+"""The live matches this server owns: starting them, finding them, ending them on shutdown.
+
+``MatchRegistry`` creates a ``Match`` for each pairing (its row written with
+the store's next group commit, owned by this node), indexes the live
+matches by id and by bot (so a connecting bot finds its matches without a
+scan), and forgets a match only once its end is committed: until then its
+bots count as playing, so their next match cannot start before they have
+been told this one's result. Recently finished ids are remembered so a late
+move gets ``match_over`` rather than ``no_such_match``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+from arena.play.clock import Clock
+from arena.play.lobby import Pairing
+from arena.play.match import Match, MatchObserver, MatchRecorder, PlayerLink, Spawn
+from protocol.errors import ProtocolError
+from protocol.messages import ErrorCode
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATING = 1500.0
+"""A bot's rating for pairing and display before its first rated game."""
+
+RECENTLY_FINISHED = 1024
+"""Finished match ids remembered to answer late moves with ``match_over``."""
+
+
+class MatchStore(MatchRecorder, Protocol):
+    """What the registry needs from the store besides recording."""
+
+    async def rating_hint(self, bot: str, game: str) -> float | None:
+        """The bot's current rating in ``game`` (None before its first rated game)."""
+        ...
+
+    async def open_match(
+        self, game: str, players: tuple[str, str], move_ms: int, bank_ms: int, rated: bool = True
+    ) -> str:
+        """Create the live match row (with the next group commit); returns its id."""
+        ...
+
+
+class MatchRegistry:
+    """The live matches of this server; see the module docstring."""
+
+    def __init__(
+        self,
+        store: MatchStore,
+        *,
+        observer: MatchObserver,
+        clock: Clock,
+        spawn: Spawn,
+        link_of: Callable[[str], PlayerLink | None],
+        match_options: dict[str, Any] | None = None,
+    ) -> None:
+        self._store = store
+        self._observer = observer
+        self._clock = clock
+        self._spawn = spawn
+        self._link_of = link_of
+        self._options = match_options or {}
+        self._matches: dict[str, Match] = {}
+        self._by_bot: dict[str, set[Match]] = {}
+        self._playing: Counter[str] = Counter()
+        self._recently_finished: deque[str] = deque(maxlen=RECENTLY_FINISHED)
+        self._all_done = asyncio.Event()
+        self._all_done.set()
+        self.on_change: Callable[[], None] | None = None
+        """Called after a match ends (so pairing can run again for its bots)."""
+
+    def __len__(self) -> int:
+        return len(self._matches)
+
+    def __iter__(self) -> Iterator[Match]:
+        return iter(list(self._matches.values()))
+
+    def get(self, match_id: str) -> Match:
+        """The live match ``match_id``; ``match_over`` or ``no_such_match`` otherwise."""
+        match = self._matches.get(match_id)
+        if match is not None:
+            return match
+        if match_id in self._recently_finished:
+            raise ProtocolError(ErrorCode.MATCH_OVER, f"match {match_id} is over")
+        raise ProtocolError(ErrorCode.NO_SUCH_MATCH, f"no live match {match_id}")
+
+    def of_bot(self, bot: str) -> list[Match]:
+        """The live matches ``bot`` plays in."""
+        return list(self._by_bot.get(bot, ()))
+
+    def playing(self, bot: str) -> int:
+        """How many live matches ``bot`` plays (until each one's end is committed)."""
+        return self._playing[bot]
+
+    async def rating(self, bot: str, game: str) -> float:
+        """``bot``'s rating for pairing and display (the starting rating before any game)."""
+        rating = await self._store.rating_hint(bot, game)
+        return DEFAULT_RATING if rating is None else rating
+
+    async def start(self, pairing: Pairing, *, rated: bool = True) -> Match:
+        """Create, register and begin the match for ``pairing``."""
+        tc = pairing.time_control
+        players = pairing.players
+        ratings = (
+            await self.rating(players[0], pairing.game),
+            await self.rating(players[1], pairing.game),
+        )
+        match_id = await self._store.open_match(
+            pairing.game, players, tc.move_ms, tc.bank_ms, rated=rated
+        )
+        match = Match(
+            match_id,
+            pairing.game,
+            players,
+            tc,
+            (self._link_of(players[0]), self._link_of(players[1])),
+            recorder=self._store,
+            clock=self._clock,
+            observer=self._observer,
+            on_finished=self._finished,
+            spawn=self._spawn,
+            ratings=ratings,
+            rated=rated,
+            **self._options,
+        )
+        self._matches[match_id] = match
+        self._all_done.clear()
+        for bot in players:
+            self._playing[bot] += 1
+            self._by_bot.setdefault(bot, set()).add(match)
+        match.start()
+        return match
+
+    def abort_all(self, reason: str) -> None:
+        """Abort every live match as the infrastructure's fault (unrated)."""
+        for match in list(self._matches.values()):
+            match.abort(reason)
+
+    async def wait_all(self, timeout: float | None) -> bool:
+        """Wait until every live match is over; False when ``timeout`` passed first."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._all_done.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def _finished(self, match: Match) -> None:
+        if self._matches.pop(match.match_id, None) is None:
+            return
+        self._recently_finished.append(match.match_id)
+        for bot in match.players:
+            self._playing[bot] -= 1
+            if self._playing[bot] <= 0:
+                del self._playing[bot]
+            matches = self._by_bot.get(bot)
+            if matches is not None:
+                matches.discard(match)
+                if not matches:
+                    del self._by_bot[bot]
+        if not self._matches:
+            self._all_done.set()
+        if self.on_change is not None:
+            self.on_change()
