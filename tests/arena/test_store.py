@@ -19,6 +19,7 @@ from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixtur
 
 from arena.errors import (
     BotExistsError,
+    DatabaseOpenError,
     MatchAlreadyFinishedError,
     NoSuchBotError,
     NoSuchMatchError,
@@ -532,5 +533,5 @@ async def test_sqlite_uses_wal_and_begin_immediate_for_writes(tmp_path: Path) ->
 
 
 async def test_sqlite_memory_database_is_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(DatabaseOpenError, match="not memory"):
         await Store.open("sqlite+aiosqlite:///:memory:")
