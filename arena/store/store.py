@@ -63,7 +63,7 @@ from arena.store.journal import (
     fallback_journal_path,
     replay,
 )
-from arena.store.models import Bot, Match, Rating
+from arena.store.models import Bot, Rating
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
 from arena.store.opening import mask_url, open_database
 from arena.store.rating_updates import rebuild
@@ -380,23 +380,6 @@ class Store(StoreCore):
         # Shielded: a caller cancelled while waiting must not cancel the future the
         # flusher settles (the end is written either way).
         return await asyncio.shield(done)
-
-    async def abort_unfinished(self) -> int:
-        """Mark every live match aborted (infrastructure fault, unrated); returns how many.
-
-        Aborts other live nodes' matches too: a server uses ``abort_orphans``.
-        """
-        await self.flush()
-        async with self._write() as session:
-            result = await session.execute(
-                update(Match)
-                .where(Match.status == "live")
-                .values(nodes.aborted_values("the server stopped while the match was live", _now()))
-                .execution_options(synchronize_session=False)
-            )
-            return cast(CursorResult[Any], result).rowcount
-
-    # Queries ---------------------------------------------------------------
 
     async def leaderboard(self, game: str) -> list[LeaderboardRow]:
         """Active bots with at least one rated game of ``game``, by rating then name."""

@@ -410,7 +410,7 @@ CRASHING_SERVER = textwrap.dedent(
 )
 
 
-async def test_crash_leaves_flushed_moves_and_abort_unfinished_closes_the_match(
+async def test_crash_leaves_flushed_moves_and_the_orphan_cleanup_closes_the_match(
     db_url: str, store: Store
 ) -> None:
     await add_bots(store, "alpha", "beta")
@@ -428,8 +428,8 @@ async def test_crash_leaves_flushed_moves_and_abort_unfinished_closes_the_match(
     try:
         live = await restarted.list_matches(status="live")
         assert [m.id for m in live] == [crashed]
-        assert await restarted.abort_unfinished() == 1
-        assert await restarted.abort_unfinished() == 0
+        assert await restarted.abort_orphans() == 1  # its server recorded no node: gone
+        assert await restarted.abort_orphans() == 0
         match = await restarted.get_match(crashed)
         assert match is not None
         assert (match.status, match.fault, match.rated, match.result) == (
