@@ -82,6 +82,8 @@ async def _serve(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Migrations say what they do only when asked: every start runs them.
+    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     config = ArenaConfig(
         host=args.host,
         port=args.port,

@@ -9,14 +9,13 @@ Every case runs with the inline writer and with the SQLite writer process.
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
-import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from disk_fixture import fill
 from sqlalchemy import func, select
 
 from arena.errors import (
@@ -33,45 +32,6 @@ GAME = "connect4"
 PLAYERS = ("alpha", "beta")
 RESERVE = 256 * 1024
 """The journal's reservation on the small disk."""
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs mounted at ``tmp_path/disk``, unmounted at the end."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        if subprocess.run(["umount", str(mount)], check=False).returncode != 0:
-            subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(disk: Path, name: str = "filler", leave: int = 0) -> Path:
-    """Fill ``disk`` with one file, to the last byte but ``leave``; returns the file (delete
-    it to free the room)."""
-    spare = disk / f"{name}.spare"
-    if leave:
-        spare.write_bytes(b"\0" * leave)
-    filler = disk / name
-    with filler.open("wb", buffering=0) as out:
-        for size in (1 << 16, 1 << 12, 1):
-            try:
-                while True:
-                    out.write(b"\0" * size)
-            except OSError as error:
-                assert error.errno == errno.ENOSPC
-    if leave:
-        spare.unlink()
-    return filler
 
 
 @pytest.fixture(params=["inline", "process"])
