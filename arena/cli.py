@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--k-factor", type=float, default=32.0, help="Elo K factor")
     serve.add_argument(
+        "--pairing-window",
+        type=float,
+        default=ArenaConfig().pairing_window_s,
+        help="seconds seeks gather before a pairing pass (default %(default)s)",
+    )
+    serve.add_argument(
         "--db-writer",
         choices=("process", "inline"),
         default="process",
@@ -219,6 +225,7 @@ async def _serve(args: argparse.Namespace) -> int:
         grace_s=args.grace_s,
         k_factor=args.k_factor,
         pace_ms=args.pace_ms,
+        pairing_window_s=args.pairing_window,
         db_writer_process=args.db_writer == "process",
     )
     try:
