@@ -27,7 +27,7 @@ ARENA = str(Path(sys.executable).with_name("arena"))  # the console script of th
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the bench (options named as ``Config`` fields set them); 1 if a DB check failed."""
+    """Run the bench; the exit status is 1 when a run's database check failed."""
     parser = argparse.ArgumentParser("python -m bench.load", description=bench.load.__doc__)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     add, ints = parser.add_argument, lambda t: [int(x) for x in t.split(",")]
@@ -46,15 +46,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeat < 1 or not all(0 <= j <= 1 for j in args.think_jitter):
         parser.error("--repeat takes a positive count, --think-jitter fractions from 0 to 1")
-    base = Config(**{k: v for k, v in vars(args).items() if k in Config.__dataclass_fields__})
-    if args.soak is not None:
+    scalars = {k: getattr(args, k) for k in ("seconds", "warmup", "pairing_window_s", "seed", "db")}
+    base = Config(**scalars)
+    if soak := args.soak is not None:
         base = replace(base, seconds=60 * args.soak, soak_every=10_000)
-    lists = (args.matches or [200 if args.soak else 500], args.think_ms, args.think_jitter)
+    lists = (args.matches or [200 if soak else 500], args.think_ms, args.think_jitter)
     runs = []
     # Round-robin, so the slow drift of a shared machine spreads over every configuration.
-    for _, (n, think, jitter, writer) in itertools.product(
-        range(args.repeat), itertools.product(*lists, args.db_writer)
-    ):
+    for n, think, jitter, writer in list(itertools.product(*lists, args.db_writer)) * args.repeat:
         config = replace(base, matches=n, think_ms=think, think_jitter=jitter, db_writer=writer)
         print(f"== {n} matches, think {think:g} ms -+{jitter:.0%}, {writer} writer", flush=True)
         runs.append(run := run_once(config))

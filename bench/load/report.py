@@ -110,7 +110,7 @@ def row(runs: Sequence[Run]) -> tuple[str, ...]:
 def table(runs: Sequence[Run]) -> str:
     """A row per run; then the medians of each configuration run more than once."""
     groups = {run.config: [r for r in runs if r.config == run.config] for run in runs}
-    medians = [("median", *row(g)[1:]) for g in groups.values() if len(g) > 1]
+    medians = [(f"median {r[0]}", *r[1:]) for g in groups.values() if len(g) > 1 for r in [row(g)]]
     rows = [_HEADER, *(row([r]) for r in runs), *medians]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
     rows.insert(1, tuple("-" * w for w in widths))
@@ -135,13 +135,13 @@ def soak_report(marks: Sequence[Mark]) -> str:
     for i, (done, minutes, rss, health) in enumerate(marks):
         # Where /healthz does not report them (yet), the pauses stay n/a.
         gc, lag = health.get("gc") or {}, health.get("loop_lag_ms") or {}
-        pauses = [float(gc.get("max_pause_ms", NAN)), float(lag.get("max", NAN))]
+        pauses += [float(gc.get("max_pause_ms", NAN)), float(lag.get("max", NAN))]
         grew = f"{rss - marks[i - 1][2]:+.1f}" if i else ""
-        figures = f"{done:8,d} {minutes:8.1f} {rss:8.1f} {grew:>6} {pauses[0]:10.1f}"
-        lines.append(f"{figures} {pauses[1]:16.1f}")
+        figures = f"{done:8,d} {minutes:8.1f} {rss:8.1f} {grew:>6} {pauses[-2]:10.1f}"
+        lines.append(f"{figures} {pauses[-1]:16.1f}")
     rss_at = {done: rss for done, _, rss, _ in marks}
     growth = rss_at[SOAK_TO] - rss_at[SOAK_FROM] if {SOAK_FROM, SOAK_TO} <= rss_at.keys() else NAN
-    worst = max((p for p in pauses if not math.isnan(p)), default=NAN)  # maxima since start
+    worst = max((p for p in pauses if not math.isnan(p)), default=NAN)  # of every sample
     met = growth <= SOAK_GROWTH_MIB and worst <= SOAK_PAUSE_MS  # False with a NaN
     lines.append(
         f"soak target: growth from {SOAK_FROM:,} to {SOAK_TO:,} finished matches <="
