@@ -318,6 +318,11 @@ class ArenaServer:
         )
         return registry, matchmaker, gateway, api
 
+    def serving(self) -> None:
+        """Start-up is over (``arena serve`` has settled its heap): pauses count from now."""
+        runtime.gc_pauses.reset()
+        self._lag.reset()
+
     def _store_health_changed(self, health: StoreHealth) -> None:
         if health.state is HealthState.LEASE_LOST:
             # Another node has ended this node's matches: serving on would contradict it.

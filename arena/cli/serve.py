@@ -110,6 +110,7 @@ async def _serve(args: argparse.Namespace) -> int:
         return 2
     await app.start()  # a StartupError becomes one line and exit status 2 (arena.cli.main)
     runtime.settle_heap()
+    app.server.serving()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 

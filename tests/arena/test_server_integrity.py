@@ -148,7 +148,12 @@ COMMANDS = [
     ["leaderboard"],
     ["ratings", "rebuild"],
 ]
-READ_ONLY = [["bots", "list"], ["bots", "remove", "newbot"], ["leaderboard"], ["ratings", "rebuild"]]
+READ_ONLY = [
+    ["bots", "list"],
+    ["bots", "remove", "newbot"],
+    ["leaderboard"],
+    ["ratings", "rebuild"],
+]
 
 
 def _refusal(command: list[str], db: str) -> tuple[int, str, float]:
