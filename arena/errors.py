@@ -8,13 +8,22 @@ The tree::
         ├── BotExistsError              a bot by that name is already registered
         ├── NoSuchBotError              no active bot by that name
         ├── NoSuchMatchError            no match with that id
-        └── MatchAlreadyFinishedError   the match was already finished or aborted
+        ├── MatchAlreadyFinishedError   the match was already finished or aborted
+        ├── StoreStartError             the store cannot start (one line for the operator)
+        │   ├── DatabaseOpenError       bad URL, or the database is missing or unreachable
+        │   ├── NodeConflictError       another live arena node holds the database
+        │   └── RecoveryJournalError    a recovery journal exists but cannot be replayed
+        ├── StoreDegradedError          no new match: writes are failing (or far behind)
+        ├── LeaseLostError              another node took this node's lease over
+        └── EndNotCommittedError        the store closed before a match end was committed
 
 Database driver errors other than these are not wrapped: they mean the
 database itself is unwell, and the caller should treat them as such.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 
 class ArenaError(Exception):
@@ -69,6 +78,79 @@ class MatchAlreadyFinishedError(StoreError):
     def __reduce__(self) -> tuple[type[MatchAlreadyFinishedError], tuple[str, str]]:
         # Rebuilt from its fields: the SQLite writer process sends it across a pipe.
         return type(self), (self.match_id, self.status)
+
+
+class StoreStartError(StoreError):
+    """The store cannot start. ``str(error)`` is one line meant for the operator as is."""
+
+
+class DatabaseOpenError(StoreStartError):
+    """The database URL is unusable, or the database is missing, unwritable or unreachable."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"cannot open database {url}: {reason}")
+        self.url = url
+        """The URL with its password masked."""
+        self.reason = reason
+
+
+class NodeConflictError(StoreStartError):
+    """Another live arena node holds the database (see ``docs/operations.md``)."""
+
+    def __init__(
+        self,
+        url: str,
+        node_id: str,
+        pid: int,
+        host: str,
+        since: datetime,
+        heartbeat_at: datetime,
+        hint: str,
+    ) -> None:
+        super().__init__(
+            f"database {url} is in use by arena node {node_id} (pid {pid} on {host},"
+            f" since {since:%Y-%m-%d %H:%M:%S} UTC, last heartbeat"
+            f" {heartbeat_at:%H:%M:%S} UTC); {hint}"
+        )
+        self.url = url
+        self.node_id = node_id
+        self.pid = pid
+        self.host = host
+        self.since = since
+        self.heartbeat_at = heartbeat_at
+
+
+class RecoveryJournalError(StoreStartError):
+    """A recovery journal could not be replayed; the store refuses to start without it."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(
+            f"cannot replay the recovery journal {path}: {reason}; the arena will not start"
+            " until it is replayed (fix the cause and start again; moving the file away"
+            " gives up the results it holds)"
+        )
+        self.path = path
+        self.reason = reason
+
+
+class StoreDegradedError(StoreError):
+    """No new match now: the store's writes fail, or too many wait to be written."""
+
+
+class LeaseLostError(StoreError):
+    """This node's lease on the database was taken over by another node: it must stop."""
+
+
+class EndNotCommittedError(StoreError):
+    """The store closed before a match end could be committed; it went to the recovery journal."""
+
+    def __init__(self, match_id: str, where: str) -> None:
+        super().__init__(f"the end of match {match_id!r} was not committed; {where}")
+        self.match_id = match_id
+        self.where = where
+
+    def __reduce__(self) -> tuple[type[EndNotCommittedError], tuple[str, str]]:
+        return type(self), (self.match_id, self.where)
 
 
 class StartupError(ArenaError):

@@ -144,6 +144,12 @@ class GcPauses:
         self._started = 0.0
         self._installed = False
 
+    def reset(self) -> None:
+        """Forget the pauses so far (start-up's deliberate full collection is not service)."""
+        self.collections = 0
+        self.max_pause_ms = 0.0
+        self.last_pause_ms = 0.0
+
     def install(self) -> None:
         """Start measuring (idempotent)."""
         if not self._installed:
@@ -192,6 +198,11 @@ class LoopLag:
         loop = asyncio.get_running_loop()
         self._due = loop.time() + self.tick_s
         self._handle = loop.call_at(self._due, self._tick)
+
+    def reset(self) -> None:
+        """Forget the lags so far (start-up is not service)."""
+        self.max_ms = 0.0
+        self._recent.clear()
 
     def stop(self) -> None:
         """Stop probing."""

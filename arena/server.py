@@ -35,7 +35,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,7 @@ from arena.play.matchmaker import Matchmaker
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
 from arena.store import DEFAULT_URL, Store
+from arena.store.health import HealthState, StoreHealth
 from arena.supervisor import Supervisor
 from protocol.messages import (
     HELLO_TIMEOUT_S,
@@ -110,6 +111,12 @@ class ArenaConfig:
     """Browser origins besides the server's own that may open a websocket."""
     trust_proxy: bool = False
     """Take the client address from ``X-Forwarded-For`` (behind a reverse proxy)."""
+    node_id: str | None = None
+    """This server's node id in the database (default ``host-pid-random``)."""
+    allow_multi_node: bool = False
+    """PostgreSQL only, experimental: let several nodes share the database."""
+    journal_path: str | None = None
+    """Where the recovery journal goes (default: next to a SQLite file; see the store)."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -156,6 +163,7 @@ class ArenaServer:
         self._parts: tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi] | None = None
         self._listener: Listener | None = None
         self._lag = runtime.LoopLag()
+        self._unsubscribe: Callable[[], None] = lambda: None
         self._stopping = False
         self._stopped = asyncio.Event()
         self._started_at = time.time()
@@ -225,13 +233,23 @@ class ArenaServer:
         ssl_context = _ssl_context(config)
         if self._store is None:
             self._store = await Store.open(
-                config.db_url, k_factor=config.k_factor, writer_process=config.db_writer_process
+                config.db_url,
+                create=True,
+                k_factor=config.k_factor,
+                writer_process=config.db_writer_process,
+                journal_path=config.journal_path,
             )
+            # Ownership is the opener's: an injected store is claimed by whoever made it.
+            node = await self._store.claim_node(
+                config.node_id, allow_multi_node=config.allow_multi_node
+            )
+            aborted = await self._store.abort_orphans()
+            log.info("serving the database as node %s", node)
+            if aborted:
+                log.warning("aborted %d matches left live by servers that are gone", aborted)
         store = self._store
-        aborted = await store.abort_unfinished()
-        if aborted:
-            log.warning("aborted %d matches left live by a previous run", aborted)
         self._parts = self._assemble(store)
+        self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
         self._listener = Listener(
@@ -286,6 +304,7 @@ class ArenaServer:
             window_s=config.pairing_window_s,
             spawn=self.supervisor.spawn,
             tell=lambda bot, message: self.gateway.tell(bot, message),
+            store_problem=lambda: None if store.health.ok else store.health.reason,
         )
         registry.on_change = matchmaker.schedule
         api = ArenaApi(
@@ -315,6 +334,19 @@ class ArenaServer:
             throttle=LoginThrottle(self._clock),
         )
         return registry, matchmaker, gateway, api
+
+    def serving(self) -> None:
+        """Start-up is over (``arena serve`` has settled its heap): pauses count from now."""
+        runtime.gc_pauses.reset()
+        self._lag.reset()
+
+    def _store_health_changed(self, health: StoreHealth) -> None:
+        if health.state is HealthState.LEASE_LOST:
+            # Another node has ended this node's matches: serving on would contradict it.
+            log.error("the database lease was lost (%s); shutting down", health.reason)
+            self.supervisor.spawn(self.shutdown("this node lost its database lease"), "shutdown")
+        elif health.ok and self._parts is not None:
+            self.matchmaker.schedule()  # seekers held during the outage can be paired now
 
     def _on_websocket(self, conn: WebSocketConnection) -> None:
         if self._stopping or self._parts is None:
@@ -350,21 +382,27 @@ class ArenaServer:
             if self._listener is not None:
                 self._listener.close()
             self._lag.stop()
+            self._unsubscribe()
             await self.supervisor.close(self.config.close_timeout_s)
         finally:
-            if self._store is not None:
-                await self._store.flush()
-                if self._owns_store:
-                    await self._store.close()
+            if self._store is not None and self._owns_store:
+                # Commits what it can; what it cannot goes to the recovery journal.
+                await self._store.close()
             self._stopped.set()
 
     # Health -----------------------------------------------------------------------
 
     def health(self) -> tuple[int, dict[str, Any]]:
-        """``/healthz``: 200 and ``ok`` normally, 503 while stopping."""
+        """``/healthz``: 200 and ``ok``; 503 while stopping or while results cannot be stored."""
         parts = self._parts
+        store = self._store.health if self._store is not None else None
+        status = "ok"
+        if self._stopping:
+            status = "stopping"
+        elif store is not None and not store.ok:
+            status = "degraded"
         body: dict[str, Any] = {
-            "status": "stopping" if self._stopping else "ok",
+            "status": status,
             "protocol_version": PROTOCOL_VERSION,
             "server": SERVER_NAME,
             "uptime_s": round(time.time() - self._started_at, 1),
@@ -381,8 +419,12 @@ class ArenaServer:
                 gc=runtime.gc_pauses.status(),
                 loop_lag_ms=self._lag.status(),
             )
+        if store is not None and not store.ok:
+            body["store"] = store.reason
+            body["store_state"] = store.state.value
+            body["store_since"] = store.since.isoformat()
         body.update({k: v() if callable(v) else v for k, v in self.health_extras.items()})
-        return (503 if self._stopping else 200), body
+        return (200 if status == "ok" else 503), body
 
 
 def _ssl_context(config: ArenaConfig) -> ssl.SSLContext | None:

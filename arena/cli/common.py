@@ -45,5 +45,8 @@ def common_parser() -> argparse.ArgumentParser:
 
 
 async def open_store(url: str, *, create: bool) -> Store:
-    """Open the store at ``url`` for a command; ``create`` is False for read-only commands."""
-    return await Store.open(url)
+    """Open the store at ``url`` for a command; ``create`` is False for read-only commands.
+
+    Raises ``DatabaseOpenError`` (one line, masked password) when it cannot.
+    """
+    return await Store.open(url, create=create)

@@ -43,8 +43,10 @@ from arena import runtime
 from arena.app import ArenaApp
 from arena.cli.common import Subparsers
 from arena.cli.tables import format_table, rating_cell
+from arena.errors import DatabaseOpenError
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
+from arena.store.opening import mask_url
 from protocol.games import GAMES
 
 log = logging.getLogger(__name__)
@@ -314,7 +316,9 @@ def _configure_logging(path: Path) -> None:
 async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
     """Run the demo until a signal or ``duration_s``; returns the exit status."""
     files = demo_dir(options.db_url)
-    files.mkdir(parents=True, exist_ok=True)
+    if not files.is_dir():
+        # The database's own directory: a typo here must not create directories.
+        raise DatabaseOpenError(mask_url(options.db_url), f"directory {files} does not exist")
     _configure_logging(files / LOG_FILE)
     config = ArenaConfig(
         host=options.host,

@@ -58,6 +58,20 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="take client addresses from X-Forwarded-For (only behind your own reverse proxy)",
     )
+    serve.add_argument(
+        "--node-id", help="this server's node id in the database (default: host-pid-random)"
+    )
+    serve.add_argument(
+        "--allow-multi-node",
+        action="store_true",
+        help="EXPERIMENTAL, PostgreSQL only: let several servers share the database",
+    )
+    serve.add_argument(
+        "--journal",
+        metavar="FILE",
+        help="recovery journal for results not stored at shutdown (default: next to the "
+        "SQLite file; see docs/operations.md)",
+    )
     serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
 
     serve.set_defaults(run=lambda args: runtime.run(_serve(args)))
@@ -68,6 +82,8 @@ async def _serve(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Migrations say what they do only when asked: every start runs them.
+    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     config = ArenaConfig(
         host=args.host,
         port=args.port,
@@ -83,6 +99,9 @@ async def _serve(args: argparse.Namespace) -> int:
         tls_key=args.tls_key,
         allowed_origins=tuple(o.strip() for o in args.allowed_origins.split(",") if o.strip()),
         trust_proxy=args.trust_proxy,
+        node_id=args.node_id,
+        allow_multi_node=args.allow_multi_node,
+        journal_path=args.journal,
     )
     try:
         app = ArenaApp(config, mqtt_url=args.mqtt)
@@ -91,6 +110,7 @@ async def _serve(args: argparse.Namespace) -> int:
         return 2
     await app.start()  # a StartupError becomes one line and exit status 2 (arena.cli.main)
     runtime.settle_heap()
+    app.server.serving()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -103,6 +123,10 @@ async def _serve(args: argparse.Namespace) -> int:
         loop.add_signal_handler(sig, on_signal, sig.name)
     scheme = "wss" if config.tls_cert else "ws"
     print(f"arena listening on {scheme}://{config.host}:{app.server.port}", flush=True)
-    await stop.wait()
+    stopped = asyncio.ensure_future(app.server.wait_stopped())
+    signalled = asyncio.ensure_future(stop.wait())
+    await asyncio.wait((stopped, signalled), return_when=asyncio.FIRST_COMPLETED)
+    signalled.cancel()
+    lost_lease = stopped.done()  # the server stopped by itself: its lease was lost
     await app.stop("server shutting down")
-    return 0
+    return 2 if lost_lease else 0

@@ -14,22 +14,20 @@ queries to the ``Queries`` the server provides. A ``ProtocolError`` from
 any of them becomes an ``error`` reply; repeated abuse closes the
 connection. A move is refereed on the spot, inside ``data_received``.
 
-``InOrder`` keeps each connection's messages in arrival order when one of
-them must wait (a hello checks its token in the database; a first seek
-looks up a rating): the messages behind it wait, and while too many wait
-the socket stops being read, so TCP pushes back on the client.
+Each connection's messages take effect in the order they were sent, even
+when one must wait for the database (``arena.net.inorder``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from arena.live.spectators import SpectatorHub
+from arena.net.inorder import InOrder
 from arena.net.limits import LoginThrottle, TokenBucket
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
@@ -72,9 +70,6 @@ from protocol.messages import (
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "mcts-arena/0.2"
-
-MAX_WAITING = 32
-"""Messages that may wait behind a slow one before the socket stops being read."""
 
 # Errors that say the client speaks the protocol badly; enough of them and it is cut off.
 _ABUSE_CODES = frozenset(
@@ -134,66 +129,6 @@ class _Close(Exception):
         self.code = code
         self.message = message
         self.close_code = close_code
-
-
-Handler = Callable[[Data], Coroutine[Any, Any, None] | None]
-"""Handles one message now (returns None) or returns the coroutine that will."""
-
-
-class InOrder:
-    """Runs one connection's messages in arrival order, synchronously whenever possible."""
-
-    def __init__(
-        self,
-        handle: Handler,
-        pause: Callable[[], None],
-        resume: Callable[[], None],
-        limit: int = MAX_WAITING,
-    ) -> None:
-        self._handle = handle
-        self._pause = pause
-        self._resume = resume
-        self._limit = limit
-        self._waiting: deque[Data] = deque()
-        self._busy: asyncio.Task[None] | None = None
-        self._paused = False
-        self._stopped = False
-
-    def put(self, message: Data) -> None:
-        """Handle ``message`` now, or after the messages ahead of it."""
-        if self._stopped:
-            return
-        if self._busy is not None:
-            self._waiting.append(message)
-            if len(self._waiting) > self._limit and not self._paused:
-                self._paused = True
-                self._pause()
-            return
-        self._run(message)
-
-    def stop(self) -> None:
-        """Drop what waits and cancel the message being handled (the connection is gone)."""
-        self._stopped = True
-        self._waiting.clear()
-        if self._busy is not None:
-            self._busy.cancel()
-
-    def _run(self, message: Data) -> None:
-        coro = self._handle(message)
-        if coro is not None:
-            self._busy = asyncio.get_running_loop().create_task(self._finish(coro))
-
-    async def _finish(self, coro: Coroutine[Any, Any, None]) -> None:
-        try:
-            await coro
-        finally:
-            self._busy = None
-            if not self._stopped:
-                while self._waiting and self._busy is None:
-                    self._run(self._waiting.popleft())
-                if self._paused and len(self._waiting) <= self._limit // 2:
-                    self._paused = False
-                    self._resume()
 
 
 class _Session:

@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
+from arena.errors import StoreError
 from arena.play.clock import Clock, TimerHandle
 from arena.play.referee import Ending, Referee
 from protocol.errors import ProtocolError
@@ -318,10 +319,14 @@ class Match:
             log.warning("match %s: end not committed; its players are not told", self.match_id)
             self._let_go()
             raise
+        except StoreError as exc:
+            # Not committed (journaled at shutdown), or refused for good (the match is no
+            # longer live there): the players are not told a result the database lacks.
+            log.warning("match %s: its end was not committed: %s", self.match_id, exc)
+            self._let_go()
+            return
         except Exception:
-            # The store refused the end for good (e.g. the match is no longer live there):
-            # whatever the database says stands, so the players are not told another result.
-            log.exception("match %s: the store refused its end", self.match_id)
+            log.exception("match %s: recording its end failed", self.match_id)
             self._let_go()
             return
         end = self.referee.close(changes)

@@ -12,12 +12,15 @@ again when the store recovers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 
-from arena.play.lobby import Lobby
+from arena.errors import StoreDegradedError
+from arena.play.lobby import Lobby, Pairing
 from arena.play.match import Spawn
 from arena.play.registry import MatchRegistry
+from protocol.errors import ProtocolError
 from protocol.messages import Error, ErrorCode, ServerMessage
 
 log = logging.getLogger(__name__)
@@ -75,11 +78,22 @@ class Matchmaker:
                 return
             try:
                 await self._registry.start(pairing)
+            except StoreDegradedError as exc:
+                # The store began failing during this pass: the pair waits for the next one.
+                await self._requeue(pairing)
+                self._hold(str(exc))
             except Exception:
                 log.exception("could not start a match for %s", pairing)
             # A pass can start a hundred matches: let the moves that arrive meanwhile
             # in between, instead of holding them all for one long turn of the loop.
             await asyncio.sleep(0)
+
+    async def _requeue(self, pairing: Pairing) -> None:
+        for bot in pairing.players:
+            rating = await self._registry.rating(bot, pairing.game)
+            # A bot that left or seeks elsewhere meanwhile has nothing to put back.
+            with contextlib.suppress(ProtocolError):
+                self._lobby.seek(bot, pairing.game, pairing.time_control, rating)
 
     def _hold(self, problem: str) -> None:
         for seek in self._lobby.seeks:

@@ -2,10 +2,13 @@
 
 ``Store.open(url)`` connects (SQLite file by default, ``postgresql+asyncpg://``
 when one machine is outgrown), migrates the schema with the shipped Alembic
-revisions, and hands out plain frozen records, never ORM objects.
+revisions, replays a recovery journal left by an outage, and hands out plain
+frozen records, never ORM objects. A serving store claims the database as a
+node (``claim_node``) and reports its ``health`` (``StoreHealth``).
 """
 
 from arena.store.engine import DEFAULT_URL
+from arena.store.health import HealthState, StoreHealth
 from arena.store.records import (
     BotRecord,
     LeaderboardRow,
@@ -20,6 +23,7 @@ from arena.store.store import Store
 __all__ = [
     "DEFAULT_URL",
     "BotRecord",
+    "HealthState",
     "LeaderboardRow",
     "MatchRecord",
     "MatchSummary",
@@ -27,4 +31,5 @@ __all__ = [
     "RatingChange",
     "RatingHistoryEntry",
     "Store",
+    "StoreHealth",
 ]

@@ -6,9 +6,17 @@ and SQLite when configured inline), and in the SQLite writer process
 (``writer_process``), which holds its own synchronous engine.
 
 A batch is plain data (``PlainBatch``: rows as dicts) so it can cross a
-process boundary. When a row breaks a constraint (moves of an unknown
-match), the batch is written again piece by piece, each piece in its own
-savepoint, so one bad caller cannot hold every other match hostage.
+process boundary, or wait in the recovery journal. Writing a batch twice
+changes nothing the second time, and answers the same: new matches and
+moves are inserted only if absent, and a match end that finds its match
+already ended by this very request (same termination, same end time) reports
+the rating changes it made then. So a batch may be retried when its commit's
+fate is unknown (a connection lost during COMMIT, a writer process killed
+before it answered), and a journal replayed after a partial replay.
+
+When a row breaks a constraint (moves of an unknown match), the batch is
+written again piece by piece, each piece in its own savepoint, so one bad
+caller cannot hold every other match hostage.
 """
 
 from __future__ import annotations
@@ -18,14 +26,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, bindparam, insert, select, update
+from sqlalchemy import CursorResult, bindparam, select, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.errors import MatchAlreadyFinishedError, NoSuchMatchError, StoreError
 from arena.store.dialect import insert_ignoring_duplicates, table_of
-from arena.store.models import Match, Move
+from arena.store.models import Bot, Match, Move, RatingHistory
+from arena.store.queries import utc
 from arena.store.rating_updates import RatedResult, rate_matches
 from arena.store.records import RatingChange
 
@@ -97,6 +106,7 @@ class BatchSql:
         self.k_factor = k_factor
         self._postgres = dialect_name == "postgresql"
         self._matches = table_of(Match)
+        self._insert_matches = insert_ignoring_duplicates(Match, dialect_name)
         self._insert_moves = insert_ignoring_duplicates(Move, dialect_name)
         self._sqlite_moves: str | None = None
         if dialect_name == "sqlite":
@@ -123,7 +133,7 @@ class BatchSql:
 
     def _write_all(self, session: Session, batch: PlainBatch) -> list[Outcome]:
         if batch.matches:
-            session.execute(insert(self._matches), batch.matches)
+            session.execute(self._insert_matches, batch.matches)
         self._insert(session, batch.moves)
         return self._end_matches(session, batch.finishes)
 
@@ -142,7 +152,7 @@ class BatchSql:
         for row in batch.matches:
             try:
                 with session.begin_nested():
-                    session.execute(insert(self._matches), [row])
+                    session.execute(self._insert_matches, [row])
             except IntegrityError:
                 log.error("dropped new match %r: %s", row["id"], row)
         for match_id, match_rows in batch.moves:
@@ -174,7 +184,16 @@ class BatchSql:
             return []
         m = self._matches.c
         query = (
-            select(m.id, m.status, m.game, m.player0_id, m.player1_id, m.rated)
+            select(
+                m.id,
+                m.status,
+                m.game,
+                m.player0_id,
+                m.player1_id,
+                m.rated,
+                m.termination,
+                m.ended_at,
+            )
             .where(m.id.in_({match_id for match_id, _ in finishes}))
             .order_by(m.id)
         )
@@ -191,7 +210,10 @@ class BatchSql:
                 outcomes.append((None, NoSuchMatchError(match_id)))
                 continue
             if status[match_id] != "live":
-                outcomes.append((None, MatchAlreadyFinishedError(match_id, status[match_id])))
+                if row.status != "live" and _same_end(row, asked):
+                    outcomes.append((row.game, _stored_changes(session, match_id)))
+                else:
+                    outcomes.append((None, MatchAlreadyFinishedError(match_id, status[match_id])))
                 continue
             # Only the store knows whether the match itself was rated.
             values = {**asked, "rated": asked["rated"] and row.rated}
@@ -212,3 +234,24 @@ class BatchSql:
             for (index, r), match_changes in zip(rated, changes, strict=True):
                 outcomes[index] = (r.game, match_changes)
         return outcomes
+
+
+def _same_end(row: Any, asked: dict[str, Any]) -> bool:
+    """True when the stored end of ``row`` is the one ``asked`` describes (an earlier commit)."""
+    ended = row.ended_at
+    return (
+        ended is not None
+        and row.termination == asked["termination"]
+        and utc(ended) == utc(asked["ended_at"])
+    )
+
+
+def _stored_changes(session: Session, match_id: str) -> list[RatingChange]:
+    """The rating changes a match made when it ended, seat 0 first."""
+    rows = session.execute(
+        select(Bot.name, RatingHistory.before, RatingHistory.after)
+        .join(Bot, Bot.id == RatingHistory.bot_id)
+        .where(RatingHistory.match_id == match_id)
+        .order_by(RatingHistory.id)
+    )
+    return [RatingChange(bot=name, before=before, after=after) for name, before, after in rows]

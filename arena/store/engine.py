@@ -19,11 +19,18 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, event, make_url, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 DEFAULT_URL = "sqlite+aiosqlite:///arena.db"
 """The database used when none is configured: a SQLite file in the working directory."""
+
+CONNECT_TIMEOUT_S = 5.0
+"""How long asyncpg may take to connect to PostgreSQL."""
+
+COMMAND_TIMEOUT_S = 30.0
+"""How long one PostgreSQL statement may take: a server that stops answering (a network
+that drops packets) fails the write, which is retried, instead of hanging the store."""
 
 BUSY_TIMEOUT_MS = 5000
 """How long a SQLite writer waits for another process's write lock before failing."""
@@ -37,9 +44,13 @@ BEGIN_OPTION = "sqlite_begin"
 _PG_MIGRATION_LOCK = 0x4D435453
 
 
-def make_engine(url: str) -> AsyncEngine:
+def make_engine(url: str | URL) -> AsyncEngine:
     """Create the async engine for ``url``, tuned for SQLite when it is one."""
-    engine = create_async_engine(url)
+    parsed = make_url(url)
+    connect_args: dict[str, Any] = {}
+    if parsed.get_driver_name() == "asyncpg":
+        connect_args = {"timeout": CONNECT_TIMEOUT_S, "command_timeout": COMMAND_TIMEOUT_S}
+    engine = create_async_engine(parsed, connect_args=connect_args)
     if engine.dialect.name == "sqlite":
         if engine.url.database in (None, "", ":memory:"):
             # An in-memory database is one shared connection: concurrent
@@ -50,7 +61,7 @@ def make_engine(url: str) -> AsyncEngine:
     return engine
 
 
-def make_sync_engine(url: str) -> Engine:
+def make_sync_engine(url: str | URL) -> Engine:
     """A synchronous engine on the same SQLite file as the async ``url``, tuned the same way.
 
     For the SQLite writer process: ``sqlite+aiosqlite:///f.db`` becomes the

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -79,6 +80,27 @@ class Match(Base):
     reason: Mapped[str] = mapped_column(Text)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    node_id: Mapped[str | None] = mapped_column(String(128))
+    """The arena node that runs (or ran) the match; NULL when written by an older arena."""
+
+
+class Node(Base):
+    """A running arena process and its lease on the database (see ``arena.store.nodes``)."""
+
+    __tablename__ = "nodes"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    scope: Mapped[str] = mapped_column(String(128))
+    """Where ``pid`` means something: the machine's boot and the process's pid namespace."""
+    pid_start: Mapped[int | None] = mapped_column(BigInteger)
+    """The process's start time in clock ticks since boot, which tells it from a reused pid."""
+    exclusive: Mapped[bool] = mapped_column(Boolean)
+    """True when the node claimed the whole database (no other node may join)."""
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Move(Base):

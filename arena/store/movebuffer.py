@@ -12,12 +12,17 @@ Everything pending goes out in one transaction, in dependency order: new
 match rows, then moves, then match ends, so a match's moves and its end
 commit together (or with an earlier batch).
 
-A batch that fails to be written (the database is briefly unavailable, the
-writer process died under it) is kept and retried at the next tick: new
-matches and moves always, match ends for up to ``finish_retry_s`` while the
-flusher runs, their callers still waiting. Only an end that cannot be
-written for that long, or one flushed without the background task, fails
-with the error.
+A batch that fails to be written (the disk is full, the database is down,
+the writer process died under it) is kept whole, in front of what arrived
+since, and retried with exponential backoff (from ``interval`` up to
+``backoff_cap_s``) for as long as the flusher runs; the callers of its match
+ends keep waiting, because a result is only ever returned once committed.
+The ``HealthMonitor`` hears of every failure and success.
+
+Memory stays bounded because the store opens no new match while it is
+degraded or ``full`` (``max_pending`` moves wait): only the live matches add
+moves, and each has a bounded number. Whatever is still pending when the
+flusher stops is handed to the caller of ``stop`` (the store journals it).
 
 ``lock`` is held while a batch is written, and must be held by anyone who
 looks at the buffer expecting a consistent view, so nobody sees a batch
@@ -28,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -36,8 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.store.batch_sql import MoveRow, PlainBatch
-
-log = logging.getLogger(__name__)
+from arena.store.health import WRITES, HealthMonitor, Pending
 
 MatchRow = dict[str, Any]
 """One pending new match as the column values of a ``matches`` row."""
@@ -51,9 +54,7 @@ class Finish:
     values: dict[str, Any]
     """The ``matches`` columns to set (status, winner, result, ...)."""
     done: asyncio.Future[Any]
-    """Resolved with the rating changes, or failed with the reason the end was refused."""
-    failed_at: float | None = None
-    """When a batch holding this end first failed to be written (``time.monotonic``)."""
+    """Resolved with the rating changes once committed, or failed with why the end was refused."""
 
 
 @dataclass(slots=True)
@@ -100,14 +101,16 @@ class CommitStats:
         self.recent_s.append(seconds)
 
 
-DEFAULT_FINISH_RETRY_S = 10.0
-"""How long a match end that failed to be written is retried before its caller gets the error:
-long enough for a new writer process or a brief database outage, short enough that the
-players (who wait for ``match_end``) are not held for long."""
+BACKOFF_CAP_S = 5.0
+"""The longest wait between two attempts to write a failed batch."""
+
+DEFAULT_MAX_PENDING = 100_000
+"""Pending moves past which the store opens no new match: about 15 MB of rows, and at
+some 45 bytes a move in the recovery journal, under its default reservation."""
 
 Writer = Callable[[Batch], Awaitable[None]]
 """Writes a batch. It settles every ``Finish`` future itself; raising means nothing was
-written, and the new matches and moves are kept for the next attempt."""
+written (or nothing for certain: a retry of a batch that did commit changes nothing)."""
 
 
 class MoveBuffer:
@@ -120,23 +123,32 @@ class MoveBuffer:
         interval: float = 0.05,
         batch_size: int = 512,
         finish_delay: float = 0.02,
-        finish_retry_s: float = DEFAULT_FINISH_RETRY_S,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        backoff_cap_s: float = BACKOFF_CAP_S,
+        monitor: HealthMonitor | None = None,
     ) -> None:
         self._write = write
         self.interval = interval
         self.batch_size = batch_size
         self.finish_delay = finish_delay
-        self.finish_retry_s = finish_retry_s
+        self.max_pending = max_pending
+        self.backoff_cap_s = backoff_cap_s
+        self.monitor = monitor if monitor is not None else HealthMonitor(self.pending)
         self.lock = asyncio.Lock()
         self._pending = Batch()
         self._count = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._retry_in = 0.0
         self.stats = CommitStats()
 
     def __len__(self) -> int:
         """Pending moves (the figure the batch size and back-pressure are about)."""
         return self._count
+
+    def pending(self) -> Pending:
+        """How many new matches, moves and match ends wait to be written."""
+        return Pending(len(self._pending.matches), self._count, len(self._pending.finishes))
 
     @property
     def running(self) -> bool:
@@ -167,53 +179,46 @@ class MoveBuffer:
         """The moves of ``match_id`` still waiting to be written (a copy)."""
         return list(self._pending.moves.get(match_id, ()))
 
-    def restore(self, batch: Batch, finishes: list[Finish] | None = None) -> None:
-        """Put matches, moves and ``finishes`` that failed to be written back in front."""
+    @property
+    def full(self) -> bool:
+        """True while ``max_pending`` or more moves wait to be written."""
+        return self._count >= self.max_pending
+
+    def _restore(self, batch: Batch) -> None:
+        """Put a batch that failed to be written back in front of what arrived since."""
         self._pending.matches = {**batch.matches, **self._pending.matches}
         for match_id, rows in batch.moves.items():
             self._pending.moves[match_id] = rows + self._pending.moves.get(match_id, [])
             self._count += len(rows)
-        if finishes:
-            self._pending.finishes[:0] = finishes
+        self._pending.finishes[:0] = batch.finishes
+
+    def take(self) -> Batch:
+        """Remove and return everything pending (for the recovery journal)."""
+        batch, self._pending, self._count = self._pending, Batch(), 0
+        return batch
 
     async def flush(self) -> None:
-        """Write everything pending now; on failure matches and moves stay pending.
-
-        The error propagates. The match ends of the failed batch stay pending
-        too while the flusher runs and they are younger than ``finish_retry_s``
-        (see the module docstring); the others get the error.
-        """
+        """Write everything pending now; on failure all of it stays pending, and the error rises."""
         async with self.lock:
             if not self._pending:
                 return
-            batch, self._pending, self._count = self._pending, Batch(), 0
+            batch = self.take()
             started = time.perf_counter()
             try:
                 await self._write(batch)
             except BaseException as exc:
                 self.stats.failures += 1
-                self.restore(batch, self._retried(batch.finishes, exc))
+                self._restore(batch)
+                if isinstance(exc, Exception):
+                    self.monitor.failed(WRITES, exc)
                 raise
             self.stats.record(batch, time.perf_counter() - started)
-
-    def _retried(self, finishes: list[Finish], exc: BaseException) -> list[Finish]:
-        """The ends of a failed batch to write again; the others are failed with ``exc``."""
-        now = time.monotonic()
-        kept = []
-        for finish in finishes:
-            if finish.done.done():
-                continue
-            if finish.failed_at is None:
-                finish.failed_at = now
-            if (
-                self.running
-                and isinstance(exc, Exception)
-                and now - finish.failed_at < self.finish_retry_s
-            ):
-                kept.append(finish)
+            if self.monitor.health.ok:
+                self.monitor.succeeded(WRITES)  # the usual case: nothing to count
             else:
-                finish.done.set_exception(exc)
-        return kept
+                moves = sum(len(rows) for rows in batch.moves.values())
+                written = Pending(len(batch.matches), moves, len(batch.finishes))
+                self.monitor.succeeded(WRITES, written)
 
     def start(self) -> None:
         """Start the background flusher on the running loop."""
@@ -222,37 +227,45 @@ class MoveBuffer:
                 self._run(), name="arena-move-flusher"
             )
 
-    async def stop(self) -> None:
-        """Stop the flusher, then write what is still pending."""
+    async def stop(self, timeout_s: float) -> Batch:
+        """Stop the flusher, try once more for up to ``timeout_s``; return what is left unwritten.
+
+        The futures of the returned match ends are still unsettled: the caller decides.
+        """
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self.flush()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(timeout_s):
+                await self.flush()
+        async with self.lock:
+            return self.take()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         last = loop.time()
         while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.interval):
-                    await self._wake.wait()
-            self._wake.clear()
-            if self._count < self.batch_size:
-                # Woken by a match end: let a few more ends (and moves) join the batch,
-                # since each transaction has a fixed cost on the event loop.
-                gap = last + self.finish_delay - loop.time()
-                if gap > 0:
-                    await asyncio.sleep(gap)
+            if self._retry_in:
+                # Failing: back off, whatever arrives meanwhile (it joins the retry).
+                await asyncio.sleep(self._retry_in)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.interval):
+                        await self._wake.wait()
+                self._wake.clear()
+                if self._count < self.batch_size:
+                    # Woken by a match end: let a few more ends (and moves) join the batch,
+                    # since each transaction has a fixed cost on the event loop.
+                    gap = last + self.finish_delay - loop.time()
+                    if gap > 0:
+                        await asyncio.sleep(gap)
             last = loop.time()
             try:
                 await self.flush()
             except Exception:
-                # Keep the moves and retry next tick: the database may be
-                # briefly unavailable, and giving up would lose them.
-                log.exception(
-                    "writing %d buffered moves and %d match ends failed; will retry",
-                    self._count,
-                    len(self._pending.finishes),
-                )
+                # Kept for the next attempt; the monitor has logged it.
+                self._retry_in = min(self.backoff_cap_s, max(self.interval, 2 * self._retry_in))
+            else:
+                self._retry_in = 0.0

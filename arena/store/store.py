@@ -1,11 +1,7 @@
 """``Store``: the one async facade the arena server uses for persistence.
 
-Units of work each get their own session from one ``async_sessionmaker``.
-On SQLite, writers inside this process queue on an ``asyncio.Lock`` before
-opening their ``BEGIN IMMEDIATE`` transaction: SQLite allows one writer
-at a time anyway, and waiting on the lock is cheaper and fairer than
-polling the file lock through ``busy_timeout`` (which still covers writers
-in other processes). PostgreSQL needs no such gate.
+Engine, sessions, the group commit, the node's lease, health and closing
+live in its base, ``StoreCore`` (``core``).
 
 Writes that sit on a match's critical path go through the group commit in
 ``movebuffer``: a new match row (``open_match``), every move, and every
@@ -22,6 +18,13 @@ The batch SQL itself lives in ``batch_sql`` (synchronous, run here through
 its batches to a separate process that runs the same code instead
 (``writer_process``), which keeps commits short on a saturated event loop.
 
+A serving store also claims the database as a node (``claim_node``), which
+starts its lease's heartbeat; ``abort_orphans`` ends the live matches of
+nodes that are gone. When writes fail, the store retries them for as long
+as it runs, reports its ``health``, and at ``close`` saves what could not be
+committed to the recovery journal, which the next ``open`` replays first.
+See ``docs/operations.md``.
+
 Removing a bot only disables its account: it can no longer log in, is
 hidden from ``list_bots`` and leaderboards, and keeps its name, matches and
 rating history.
@@ -30,33 +33,39 @@ rating history.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import hmac
 import logging
-import secrets
 import time
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Self, cast
+from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import CursorResult, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from arena.errors import (
     BotExistsError,
+    DatabaseOpenError,
+    LeaseLostError,
     NoSuchBotError,
+    StoreDegradedError,
     StoreError,
 )
 from arena.ratings import DEFAULT_K
-from arena.store import queries
-from arena.store.batch_sql import BatchSql
-from arena.store.engine import BEGIN_OPTION, DEFAULT_URL, is_sqlite, make_engine, migrate
-from arena.store.models import Bot, Match, Rating
-from arena.store.movebuffer import Batch, CommitStats, Finish, MoveBuffer
+from arena.store import nodes, queries
+from arena.store.core import StoreCore
+from arena.store.engine import DEFAULT_URL, is_sqlite
+from arena.store.health import HealthState
+from arena.store.journal import (
+    DEFAULT_RESERVE_BYTES,
+    RecoveryJournal,
+    default_journal_path,
+    fallback_journal_path,
+    replay,
+)
+from arena.store.models import Bot, Rating
+from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
+from arena.store.opening import mask_url, open_database
 from arena.store.queries import BotResult, PairCell
 from arena.store.rating_updates import rebuild
 from arena.store.records import (
@@ -68,10 +77,11 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
+from arena.store.tokens import hash_token, new_token, random_text
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
 
-ABORTED = "aborted"
+ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
@@ -83,142 +93,72 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def random_text(nbytes: int) -> str:
-    """``nbytes`` random bytes as URL-safe text that never starts with ``-``.
-
-    Tokens and match ids are typed on command lines (``--token T``, ``arena
-    watch ID``), where argparse would take a leading ``-`` for an option; one
-    draw in 64 would otherwise start with one.
-    """
-    while True:
-        text = secrets.token_urlsafe(nbytes)
-        if not text.startswith("-"):
-            return text
-
-
-def new_token() -> str:
-    """A fresh bot token: 256 random bits."""
-    return random_text(32)
-
-
-def hash_token(token: str) -> str:
-    """The stored form of a bot token: its SHA-256 hex digest.
-
-    Tokens carry 256 random bits, so a fast hash is enough: there is no
-    dictionary to guess from.
-    """
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-class Store:
+class Store(StoreCore):
     """Bots, matches, moves and ratings in one SQL database. Create it with ``Store.open``.
 
     A store belongs to the event loop that opened it. Several stores (in one
     process or many) may share a database; each buffers only its own moves.
     """
 
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        *,
-        k_factor: float = DEFAULT_K,
-        flush_interval: float = 0.05,
-        flush_batch: int = 512,
-        finish_delay: float = 0.02,
-        writer: WriterProcess | None = None,
-    ) -> None:
-        self.engine = engine
-        self.k_factor = k_factor
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        sqlite = is_sqlite(engine)
-        reader = engine.execution_options(**{BEGIN_OPTION: "DEFERRED"}) if sqlite else engine
-        self._read_sessions = async_sessionmaker(reader, expire_on_commit=False)
-        self._write_gate: AbstractAsyncContextManager[Any] = (
-            asyncio.Lock() if sqlite else contextlib.nullcontext()
-        )
-        self._sql = BatchSql(engine.dialect.name, k_factor)
-        self._writer = writer
-        self._buffer = MoveBuffer(
-            self._write_batch,
-            interval=flush_interval,
-            batch_size=flush_batch,
-            finish_delay=finish_delay,
-        )
-        # Caches for the server's hot path, never for a decision the database must make.
-        self._bot_ids: dict[str, int] = {}
-        self._ratings: dict[tuple[str, str], float | None] = {}
-        self._closed = False
-
     @classmethod
     async def open(
         cls,
         url: str = DEFAULT_URL,
         *,
+        create: bool = True,
         k_factor: float = DEFAULT_K,
         flush_interval: float = 0.05,
         flush_batch: int = 512,
         writer_process: bool = False,
+        max_pending_moves: int = DEFAULT_MAX_PENDING,
+        journal_path: str | Path | None = None,
+        journal_fallback_path: str | Path | None = None,
+        journal_reserve_bytes: int = DEFAULT_RESERVE_BYTES,
     ) -> Store:
-        """Connect to ``url``, migrate the schema to the newest revision and start the flusher.
+        """Open ``url``, migrate it, replay any recovery journal, and start the flusher.
 
+        Raises ``DatabaseOpenError`` (bad URL; missing, unwritable or
+        unreachable database; see ``opening``) and ``RecoveryJournalError``
+        (a journal that cannot be replayed), both ``StoreStartError``s.
+        ``create`` allows creating a missing SQLite file (logged) or the
+        tables of an empty database; read-only commands pass False.
         ``writer_process`` (SQLite only; ignored for other databases) writes
         the group commits from a separate process (``writer_process``):
         what a busy server wants, at the price of a second or so at start.
+        The journal goes to ``journal_path`` (default: next to a SQLite
+        file; see ``journal``), else to ``journal_fallback_path``.
         """
-        engine = make_engine(url)
+        opened = await open_database(url, create=create)
+        engine = opened.engine
+        recovery = RecoveryJournal(
+            Path(journal_path) if journal_path else default_journal_path(opened.url),
+            Path(journal_fallback_path or fallback_journal_path(opened.url)),
+            mask_url(opened.url),
+        )
         writer = None
         try:
-            await migrate(engine)
+            await replay(recovery, engine, k_factor)
             if writer_process and is_sqlite(engine):
-                writer = WriterProcess(url, k_factor)
-                await writer.start()
+                writer = WriterProcess(opened.url.render_as_string(hide_password=False), k_factor)
+                try:
+                    await writer.start()
+                except StoreError as error:
+                    raise DatabaseOpenError(mask_url(url), str(error)) from error
         except BaseException:
             await engine.dispose()
             raise
         store = cls(
             engine,
+            recovery,
             k_factor=k_factor,
             flush_interval=flush_interval,
             flush_batch=flush_batch,
+            max_pending_moves=max_pending_moves,
+            journal_reserve_bytes=journal_reserve_bytes,
             writer=writer,
         )
         store._buffer.start()
         return store
-
-    async def close(self) -> None:
-        """Write the pending moves, stop the flusher and release the connections."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            await self._buffer.stop()
-        finally:
-            try:
-                if self._writer is not None:
-                    await self._writer.stop()
-            finally:
-                await self.engine.dispose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    @asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncSession]:
-        async with self._write_gate, self._sessions() as session, session.begin():
-            yield session
-
-    @asynccontextmanager
-    async def _read(self) -> AsyncIterator[AsyncSession]:
-        async with self._read_sessions() as session, session.begin():
-            yield session
 
     # Bots ------------------------------------------------------------------
 
@@ -312,9 +252,25 @@ class Store:
         before any of the match's moves or its end. Only an unknown bot (not
         yet seen by this store) costs a database read; a bot removed by
         another process since it logged in here can still start matches.
+
+        Refuses (``StoreDegradedError``) while the store is degraded or
+        ``max_pending_moves`` moves wait, which bounds the memory pending
+        writes take; ``LeaseLostError`` once the node's lease is lost.
         """
         if self._closed:
             raise StoreError("the store is closed")
+        health = self._monitor.health
+        if health.state is HealthState.LEASE_LOST:
+            raise LeaseLostError(health.reason)
+        if not health.ok:
+            raise StoreDegradedError(
+                f"no new match while the store is degraded: {health.reason}"
+                f" (since {health.since:%H:%M:%S} UTC)"
+            )
+        if self._buffer.full:
+            raise StoreDegradedError(
+                f"no new match while {len(self._buffer)} moves wait to be written"
+            )
         if move_ms <= 0 or bank_ms < 0:
             raise ValueError("move_ms must be positive and bank_ms not negative")
         ids = await self._bot_ids_of(players)
@@ -336,6 +292,7 @@ class Store:
                 "reason": "",
                 "started_at": _now(),
                 "ended_at": None,
+                "node_id": self.node_id,
             }
         )
         return match_id
@@ -364,7 +321,9 @@ class Store:
 
         A second move for the same ply is ignored (the first one stays), and
         moves of an unknown match are dropped with an error in the log when
-        flushed.
+        flushed. Never waits: memory is bounded by ``open_match``, which
+        refuses new matches while the store is degraded or holds
+        ``max_pending_moves`` moves.
         """
         self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
 
@@ -376,49 +335,6 @@ class Store:
         if player not in (0, 1) or ply < 0:
             raise ValueError(f"bad move record: ply {ply}, player {player}")
         self._buffer.add(match_id, (ply, player, move, think_ms, rtt_ms, time.time()))
-
-    async def flush(self) -> None:
-        """Write every queued move now."""
-        await self._buffer.flush()
-
-    @property
-    def writer(self) -> str:
-        """Where the group commits run: ``process`` (a writer process) or ``inline``."""
-        return "process" if self._writer is not None else "inline"
-
-    @property
-    def writer_pid(self) -> int | None:
-        """The writer process's id while it runs; None for inline commits."""
-        return self._writer.pid if self._writer is not None else None
-
-    @property
-    def commit_stats(self) -> CommitStats:
-        """Counts and recent durations of this store's group commits (live, not a copy)."""
-        return self._buffer.stats
-
-    async def _write_batch(self, batch: Batch) -> None:
-        """The group commit: new matches, moves and match ends in one transaction."""
-        plain = batch.plain()
-        if self._writer is not None:
-            outcomes = await self._writer.write(plain)
-        else:
-            async with self._write() as session:
-                outcomes = await session.run_sync(self._sql.write, plain)
-        for finish, (game, outcome) in zip(batch.finishes, outcomes, strict=True):
-            self._settle(finish, game, outcome)
-
-    def _settle(
-        self, finish: Finish, game: str | None, outcome: list[RatingChange] | Exception
-    ) -> None:
-        if isinstance(outcome, list):
-            for change in outcome:
-                self._ratings[change.bot, game or ""] = change.after
-        if finish.done.done():  # the caller gave up waiting; the end is recorded anyway
-            return
-        if isinstance(outcome, Exception):
-            finish.done.set_exception(outcome)
-        else:
-            finish.done.set_result(outcome)
 
     async def finish_match(
         self,
@@ -433,7 +349,10 @@ class Store:
 
         The end goes through the group commit: it is written, with any other
         ends and moves pending, within the buffer's ``finish_delay``; this
-        returns once that transaction has committed.
+        returns once that transaction has committed. While the database
+        fails, it waits (retried with backoff) for as long as the store runs;
+        if the store closes first, it raises ``EndNotCommittedError`` (the
+        end went to the recovery journal): never a result that is not stored.
 
         ``winner`` is the winning seat or None. A termination of
         ``"aborted"`` makes the match ``aborted`` with result ``*``; aborted
@@ -459,41 +378,9 @@ class Store:
             raise StoreError("the store is closed")
         done: asyncio.Future[list[RatingChange]] = asyncio.get_running_loop().create_future()
         self._buffer.add_finish(Finish(match_id, values, done))
-        if not self._buffer.running:
-            # No flusher to wait for: write now (a failure reaches us through ``done``).
-            with contextlib.suppress(Exception):
-                await self._buffer.flush()
         # Shielded: a caller cancelled while waiting must not cancel the future the
         # flusher settles (the end is written either way).
         return await asyncio.shield(done)
-
-    async def abort_unfinished(self) -> int:
-        """Mark every live match aborted (infrastructure fault, unrated); returns how many.
-
-        Meant for server start, after a crash. Several arena processes
-        sharing one database would each abort the others' matches, so only
-        one of them should call it.
-        """
-        await self.flush()
-        async with self._write() as session:
-            result = await session.execute(
-                update(Match)
-                .where(Match.status == "live")
-                .values(
-                    status=ABORTED,
-                    rated=False,
-                    winner=None,
-                    result="*",
-                    termination=Termination.ABORTED.value,
-                    fault=Fault.INFRASTRUCTURE.value,
-                    reason="the server stopped while the match was live",
-                    ended_at=_now(),
-                )
-                .execution_options(synchronize_session=False)
-            )
-            return cast(CursorResult[Any], result).rowcount
-
-    # Queries ---------------------------------------------------------------
 
     async def leaderboard(self, game: str) -> list[LeaderboardRow]:
         """Active bots with at least one rated game of ``game``, by rating then name."""

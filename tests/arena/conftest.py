@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import pytest
+from disk_fixture import small_disk  # noqa: F401  (a fixture for every test here)
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 

@@ -19,6 +19,7 @@ from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixtur
 
 from arena.errors import (
     BotExistsError,
+    DatabaseOpenError,
     MatchAlreadyFinishedError,
     NoSuchBotError,
     NoSuchMatchError,
@@ -409,7 +410,7 @@ CRASHING_SERVER = textwrap.dedent(
 )
 
 
-async def test_crash_leaves_flushed_moves_and_abort_unfinished_closes_the_match(
+async def test_crash_leaves_flushed_moves_and_the_orphan_cleanup_closes_the_match(
     db_url: str, store: Store
 ) -> None:
     await add_bots(store, "alpha", "beta")
@@ -427,8 +428,8 @@ async def test_crash_leaves_flushed_moves_and_abort_unfinished_closes_the_match(
     try:
         live = await restarted.list_matches(status="live")
         assert [m.id for m in live] == [crashed]
-        assert await restarted.abort_unfinished() == 1
-        assert await restarted.abort_unfinished() == 0
+        assert await restarted.abort_orphans() == 1  # its server recorded no node: gone
+        assert await restarted.abort_orphans() == 0
         match = await restarted.get_match(crashed)
         assert match is not None
         assert (match.status, match.fault, match.rated, match.result) == (
@@ -532,5 +533,5 @@ async def test_sqlite_uses_wal_and_begin_immediate_for_writes(tmp_path: Path) ->
 
 
 async def test_sqlite_memory_database_is_refused() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(DatabaseOpenError, match="not memory"):
         await Store.open("sqlite+aiosqlite:///:memory:")

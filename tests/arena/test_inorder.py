@@ -8,7 +8,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
-from arena.net.gateway import InOrder
+from arena.net.inorder import InOrder
 from arena.server import ArenaServer
 from protocol.messages import PROTOCOL_VERSION, GamesReply, LeaderboardReply, Moved, YourTurn
 

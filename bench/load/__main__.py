@@ -1,0 +1,140 @@
+"""``python -m bench.load``: per configuration (round-robin), bots, server, play, DB check."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import multiprocessing
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import create_async_engine
+
+import bench.load
+from arena.store.models import Bot, Match, Move
+from bench.load.bots import DRAIN_S, Server, client_main
+from bench.load.report import Config, Run, legend, soak_report, table
+
+ARENA = str(Path(sys.executable).with_name("arena"))  # the console script of this environment
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the bench; the exit status is 1 when a run's database check failed."""
+    parser = argparse.ArgumentParser("python -m bench.load", description=bench.load.__doc__)
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    add, ints = parser.add_argument, lambda t: [int(x) for x in t.split(",")]
+    floats, words = (lambda t: [float(x) for x in t.split(",")]), (lambda t: t.split(","))
+    add("--matches", type=ints, help="concurrent matches (default 500; 200 with --soak)")
+    add("--think-ms", type=floats, default=[0.0], help="mean think time per move (0)")
+    add("--think-jitter", type=floats, default=[0.5], help="think time varies -+ this (0.5)")
+    add("--db-writer", type=words, default=["process"], help="process, inline (process)")
+    add("--repeat", type=int, default=1, help="run every configuration N times, round-robin")
+    add("--seconds", type=float, default=20.0, help="the measured window (20)")
+    add("--warmup", type=float, default=3.0, help="play before the window opens (3)")
+    add("--pairing-window", dest="pairing_window_s", type=float, default=0.5, help="(0.5)")
+    add("--seed", type=int, default=1)
+    add("--db", help="database URL (default: a fresh SQLite file per run)")
+    add("--soak", type=float, metavar="MINUTES", help="one long run: server memory and pauses")
+    args = parser.parse_args(argv)
+    if args.repeat < 1 or not all(0 <= j <= 1 for j in args.think_jitter):
+        parser.error("--repeat takes a positive count, --think-jitter fractions from 0 to 1")
+    scalars = {k: getattr(args, k) for k in ("seconds", "warmup", "pairing_window_s", "seed", "db")}
+    base = Config(**scalars)
+    if soak := args.soak is not None:
+        base = replace(base, seconds=60 * args.soak, soak_every=10_000)
+    lists = (args.matches or [200 if soak else 500], args.think_ms, args.think_jitter)
+    runs = []
+    # Round-robin, so the slow drift of a shared machine spreads over every configuration.
+    for n, think, jitter, writer in list(itertools.product(*lists, args.db_writer)) * args.repeat:
+        config = replace(base, matches=n, think_ms=think, think_jitter=jitter, db_writer=writer)
+        print(f"== {n} matches, think {think:g} ms -+{jitter:.0%}, {writer} writer", flush=True)
+        runs.append(run := run_once(config))
+        misses, errors = "; ".join(run.misses()) or "none", dict(run.errors) or "none"
+        print(f"{table([run])}\nDB: {run.db_note}; errors: {errors}; target missed: {misses}")
+        if config.soak_every:
+            print(soak_report(run.soak))
+    print(f"\n{table(runs)}\n{legend(runs)}")
+    return 0 if all(run.db_ok for run in runs) else 1
+
+
+def run_once(config: Config) -> Run:
+    """Run the bench once at ``config``; the server stops before the database is checked."""
+    with tempfile.TemporaryDirectory(prefix="arena-load-") as tmp:
+        db, tokens = config.db or f"sqlite+aiosqlite:///{tmp}/arena.db", Path(tmp, "tokens")
+        prefix = f"load{secrets.token_hex(3)}-"  # fresh names: a shared database can be reused
+        names = [f"{prefix}{i}" for i in range(2 * config.matches)]
+        add = [ARENA, "bots", "add", "--db", db, "--if-missing", "--token-dir", str(tokens)]
+        subprocess.run([*add, *names], check=True, stdout=subprocess.DEVNULL)
+        bots = [(name, (tokens / name).read_text().strip()) for name in names]
+        serve = [ARENA, "serve", "--port", "0", "--db", db, "--db-writer", config.db_writer]
+        serve += ["--pairing-window", str(config.pairing_window_s)]
+        with Path(tmp, "server.log").open("wb+") as log:
+            server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log)
+            try:
+                assert server.stdout is not None
+                for line in server.stdout:  # its first line: arena listening on ws://HOST:PORT
+                    if found := re.search(rb"listening on ws://(\S+?)/?$", line.strip()):
+                        break
+                else:
+                    log.seek(0)
+                    raise RuntimeError(f"arena serve did not start: {log.read()[-2000:].decode()}")
+                run = _play(config, Server(found.group(1).decode(), server.pid), bots)
+            finally:
+                server.terminate()  # SIGTERM: the server commits what it holds, then exits
+                try:
+                    server.communicate(timeout=60)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.communicate()
+        run.db_ok, run.db_note = asyncio.run(check_db(db, prefix, run))
+        if server.returncode != 0:
+            run.db_ok, run.db_note = False, f"server exit code {server.returncode}; {run.db_note}"
+        return run
+
+
+def _play(config: Config, server: Server, bots: list[tuple[str, str]]) -> Run:
+    """The bots' figures, from a client process of their own."""
+    ctx = multiprocessing.get_context("spawn")
+    receiver, sender = ctx.Pipe(duplex=False)
+    client = ctx.Process(target=client_main, args=(config, server, bots, sender))
+    client.start()
+    sender.close()
+    try:  # connecting 1,000 bots takes seconds; a client that died sends nothing (EOFError)
+        if not receiver.poll(120 + config.warmup + config.seconds + DRAIN_S):
+            raise TimeoutError("the client process sent no result")
+        run: Run = receiver.recv()
+    finally:
+        client.join(30)
+        client.kill()
+    return run
+
+
+async def check_db(db: str, prefix: str, run: Run) -> tuple[bool, str]:
+    """Every move the bots saw confirmed is stored once (moves are keyed by match and ply), in
+    the matches they saw end, and no other match of the run's bots is stored."""
+    engine = create_async_engine(db)
+    try:
+        async with engine.connect() as conn:
+            ours = sa.select(Bot.id).where(Bot.name.like(f"{prefix}%"))
+            query = sa.select(Match.id, sa.func.count(Move.ply)).where(Match.player0_id.in_(ours))
+            query = query.outerjoin(Move, Move.match_id == Match.id).group_by(Match.id)
+            stored: dict[str, int] = {m: n for m, n in await conn.execute(query)}
+    finally:
+        await engine.dispose()
+    total, seen = sum(stored.values()), run.match_moves
+    note = f"{total} moves stored / {run.moves} confirmed in {len(stored)} matches"
+    if stored != seen:
+        note += f"; {sum(stored.get(m) != seen.get(m) for m in stored.keys() | seen)} differ"
+    return stored == seen and total == run.moves, note
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""The recovery journal file on its own: format round trip, merging closers, reservation.
+
+Replay into a real database after a real full disk is tested in
+test_store_outage.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from arena.store.batch_sql import PlainBatch
+from arena.store.journal import RecoveryJournal, decode, encode_session
+from protocol.games import Termination
+
+AT = datetime(2026, 12, 1, 10, 30, 15, 123456, tzinfo=UTC)
+
+
+def batch(match_id: str) -> PlainBatch:
+    row = {"id": match_id, "game": "connect4", "status": "live", "started_at": AT, "ended_at": None}
+    moves = [(0, 0, 3, 12, 1, 1764585015.25), (1, 1, 4, 9, 2, 1764585016.5)]
+    end = {"status": "finished", "winner": 0, "termination": Termination.LINE.value, "ended_at": AT}
+    return PlainBatch([row], [(match_id, moves)], [(match_id, end)])
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> RecoveryJournal:
+    return RecoveryJournal(
+        tmp_path / "arena.db.recovery.jsonl",
+        tmp_path / "fallback" / "x.recovery.jsonl",
+        "sqlite+aiosqlite:///arena.db",
+    )
+
+
+def test_a_session_round_trips_with_its_times() -> None:
+    data = encode_session(batch("m1"), "sqlite+aiosqlite:///arena.db", "node-1")
+    header = json.loads(data.splitlines()[0])
+    assert header["journal"] == "arena-recovery" and header["version"] == 1
+    assert (header["node"], header["matches"], header["moves"], header["ends"]) == (
+        "node-1",
+        1,
+        2,
+        1,
+    )
+    assert decode(data) == [batch("m1")]
+
+
+def test_closers_merge_into_one_file_and_a_changed_file_is_not_deleted(
+    journal: RecoveryJournal,
+) -> None:
+    first = journal.write(encode_session(batch("m1"), journal.database, "a"))
+    [loaded] = journal.load()
+    assert loaded.batches == [batch("m1")]
+    second = journal.write(encode_session(batch("m2"), journal.database, "b"))
+    assert first == second == journal.path
+    assert not journal.remove(loaded)  # it grew since it was read: keep it
+    [reloaded] = journal.load()
+    assert reloaded.batches == [batch("m1"), batch("m2")]
+    assert journal.remove(reloaded) and journal.load() == []
+    leftovers = [p.name for p in journal.path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_the_reservation_is_room_given_back_to_the_journal(journal: RecoveryJournal) -> None:
+    assert journal.reserve(64 * 1024)
+    assert journal.reservation.stat().st_blocks * 512 >= 64 * 1024  # allocated, not sparse
+    journal.write(encode_session(batch("m1"), journal.database, None))
+    assert not journal.reservation.exists()
+
+
+def test_a_bad_line_is_named(journal: RecoveryJournal) -> None:
+    good = encode_session(batch("m1"), journal.database, None)
+    journal.path.write_bytes(good + b'{"end": "m1"}\n')
+    with pytest.raises(ValueError, match=f"{journal.path}: line 5: "):
+        journal.load()
