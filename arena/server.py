@@ -87,6 +87,9 @@ class ArenaConfig:
     ping_interval_s: float = 5.0
     """Websocket pings measure each bot's round trip, credited back on its clock."""
     ping_timeout_s: float = 20.0
+    login_recheck_s: float = 2.0
+    """How often the bots online are checked against the database: a bot removed, or whose
+    token was reset (``arena bots``), is disconnected within this time."""
     rate_per_s: float = RATE_LIMIT_PER_S
     rate_burst: int = RATE_LIMIT_BURST
     max_protocol_errors: int = 20
@@ -272,6 +275,11 @@ class ArenaServer:
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
+
+        def recheck_logins() -> None:
+            self.supervisor.spawn(gateway.recheck_logins(), "login-recheck")
+
+        self.supervisor.every(config.login_recheck_s, recheck_logins, "login-recheck")
         runtime.gc_pauses.install()
         self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"

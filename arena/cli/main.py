@@ -11,7 +11,8 @@ plain file path means a SQLite file)::
     arena bots add NAME...        # prints each bot's token, once
     arena bots add --if-missing --token-dir DIR NAME...   # idempotent, tokens in DIR/NAME
     arena bots list
-    arena bots remove NAME
+    arena bots remove NAME        # it can no longer log in; `bots add NAME` brings it back
+    arena bots token NAME --reset # a new token, printed once; the old one stops working
     arena leaderboard --game connect4 [--server http://127.0.0.1:8765 | ws://...]
     arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild

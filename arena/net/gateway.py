@@ -4,7 +4,9 @@ The gateway owns the connections and the bots online. A connection must
 send a valid ``hello`` within ``hello_timeout_s``; a bot proves its token
 (failed logins are logged and throttled per address, ``LoginThrottle``), a
 spectator needs none. A second connection of the same bot replaces the
-first and takes over its live matches (a reconnect).
+first and takes over its live matches (a reconnect). ``recheck_logins``
+(every couple of seconds, from the server) closes the connections of bots
+removed, or whose token was reset, since they logged in.
 
 Every message is rate-limited (``TokenBucket``), parsed once by
 ``parse_client_message`` and then routed by role: moves, resignations and
@@ -22,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+import re
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,6 +37,7 @@ from arena.play.clock import Clock
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.matchmaker import Matchmaker
 from arena.play.registry import DEFAULT_RATING, MatchRegistry
+from arena.store.tokens import hash_token
 from protocol.errors import MalformedMoveError, ProtocolError
 from protocol.games import GAMES
 from protocol.messages import (
@@ -66,6 +70,7 @@ from protocol.messages import (
     Welcome,
     parse_client_message,
 )
+from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +115,11 @@ class Authenticator(Protocol):
 
     def cached_rating(self, bot: str, game: str) -> tuple[bool, float | None]:
         """``(True, rating)`` when the rating is cached, else ``(False, None)``."""
+        ...
+
+    async def revoked_logins(self, logins: Mapping[str, str]) -> set[str]:
+        """Of ``logins`` (name -> ``hash_token`` of its login token), the bots removed or
+        whose token was reset since."""
         ...
 
 
@@ -175,6 +185,9 @@ class Gateway:
         self.bots: dict[str, WebSocketConnection] = {}
         """The bots online, by name."""
         self.max_matches: dict[str, int] = {}
+        self._login_hashes: dict[str, str] = {}
+        """The hash of the token each bot online logged in with."""
+        self._rechecking = False
         self.connections: set[WebSocketConnection] = set()
         self.accepting = True
         """False once shutting down: new hellos are refused."""
@@ -250,6 +263,7 @@ class Gateway:
         if self.bots.get(name) is conn:  # not replaced by a newer connection
             del self.bots[name]
             self.max_matches.pop(name, None)
+            self._login_hashes.pop(name, None)
             for dropped in self._lobby.forget(name):
                 if dropped.opponent == name:
                     self.tell(
@@ -384,6 +398,8 @@ class Gateway:
             # A bot playing n matches at once legitimately sends n times the seeks.
             session.bucket.scale(hello.max_matches)
             self._register_bot(conn, hello.name, hello.max_matches)
+            assert hello.token is not None
+            self._login_hashes[hello.name] = hash_token(hello.token)
             log.info(
                 "bot %s logged in from %s (max_matches %d)",
                 hello.name,
@@ -437,7 +453,11 @@ class Gateway:
                 f"; address throttled for {delay:.0f} s" if delay else "",
             )
             raise _Close(
-                ErrorCode.AUTH_FAILED, "unknown bot or wrong token", CloseCode.POLICY_VIOLATION
+                ErrorCode.AUTH_FAILED,
+                "unknown bot or wrong token"
+                if re.fullmatch(NEW_BOT_NAME_PATTERN, hello.name)
+                else f"unknown bot: {hello.name!r} is not a valid bot name ({BOT_NAME_RULE})",
+                CloseCode.POLICY_VIOLATION,
             )
         self.throttle.succeeded(conn.remote)
 
@@ -450,6 +470,42 @@ class Gateway:
                 Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")
             )
             previous.close(CloseCode.REPLACED, "replaced by a newer connection")
+
+    async def recheck_logins(self) -> None:
+        """Close the connections of bots removed, or whose token was reset, since their login.
+
+        The command line changes only the database, which several servers may
+        share, so each server asks it (one read for the bots online); a pass
+        still running when the next is due makes that one a no-op.
+        """
+        if self._rechecking or not self.bots:
+            return
+        self._rechecking = True
+        # Connections and hashes as of one moment: a login completing during the read
+        # belongs to a newer connection, judged by the next pass.
+        online = dict(self.bots)
+        try:
+            revoked = await self._auth.revoked_logins(
+                {name: self._login_hashes[name] for name in online}
+            )
+        except Exception as exc:  # the store reports its own health; try again next time
+            log.debug("login recheck failed: %s", exc)
+            return
+        finally:
+            self._rechecking = False
+        for name in revoked:
+            conn = online[name]
+            if conn.closing:
+                continue
+            log.warning("bot %s was removed or its token reset: closing its connection", name)
+            self._refuse(
+                conn,
+                _Close(
+                    ErrorCode.AUTH_FAILED,
+                    "this bot was removed or its token was reset; log in with its new token",
+                    CloseCode.POLICY_VIOLATION,
+                ),
+            )
 
     # Spectators and queries -------------------------------------------------------
 

@@ -27,7 +27,9 @@ See ``docs/operations.md``.
 
 Removing a bot only disables its account: it can no longer log in, is
 hidden from ``list_bots`` and leaderboards, and keeps its name, matches and
-rating history.
+rating history; ``reset_token(name, reactivate=True)`` brings it back. A
+server asks ``revoked_logins`` now and then to close the connections of bots
+removed, or whose token was reset, since they logged in.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -46,6 +50,7 @@ from sqlalchemy.exc import IntegrityError
 from arena.errors import (
     BotExistsError,
     DatabaseOpenError,
+    InvalidBotNameError,
     LeaseLostError,
     NoSuchBotError,
     StoreDegradedError,
@@ -80,12 +85,14 @@ from arena.store.records import (
 from arena.store.tokens import hash_token, new_token, random_text
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
+from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 
 ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
-_MAX_NAME = 64
+_NAMES_PER_READ = 500
+"""Bot names per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
 log = logging.getLogger(__name__)
 
 
@@ -163,9 +170,12 @@ class Store(StoreCore):
     # Bots ------------------------------------------------------------------
 
     async def add_bot(self, name: str) -> str:
-        """Register a bot and return its fresh token; only a hash of the token is kept."""
-        if not name or len(name) > _MAX_NAME or name != name.strip():
-            raise ValueError(f"a bot name is 1-{_MAX_NAME} characters without outer spaces")
+        """Register a bot and return its fresh token; only a hash of the token is kept.
+
+        Raises ``InvalidBotNameError`` for a name that breaks ``BOT_NAME_RULE``
+        and ``BotExistsError`` for a name taken, even by a removed bot.
+        """
+        check_bot_name(name)
         token = new_token()
         try:
             async with self._write() as session:
@@ -196,6 +206,41 @@ class Store(StoreCore):
             removed = cast(CursorResult[Any], result).rowcount == 1
         self._bot_ids.pop(name, None)
         return removed
+
+    async def reset_token(self, name: str, *, reactivate: bool = False) -> str:
+        """Give bot ``name`` a fresh token and return it; its old token stops working.
+
+        A removed bot raises ``NoSuchBotError`` unless ``reactivate``, which
+        brings it back with its matches and ratings.
+        """
+        token = new_token()
+        async with self._write() as session:
+            query = update(Bot).where(Bot.name == name)
+            if not reactivate:
+                query = query.where(Bot.active)
+            result = await session.execute(
+                query.values(token_hash=hash_token(token), active=True).execution_options(
+                    synchronize_session=False
+                )
+            )
+            if cast(CursorResult[Any], result).rowcount != 1:
+                raise NoSuchBotError(name)
+        return token
+
+    async def revoked_logins(self, logins: Mapping[str, str]) -> set[str]:
+        """Of ``logins`` (bot name -> ``hash_token`` of the token it logged in with), the
+        revoked ones: bots removed, or whose token was reset, since they logged in."""
+        names = list(logins)
+        current: dict[str, str] = {}
+        async with self._read() as session:
+            for start in range(0, len(names), _NAMES_PER_READ):
+                rows = await session.execute(
+                    select(Bot.name, Bot.token_hash).where(
+                        Bot.name.in_(names[start : start + _NAMES_PER_READ]), Bot.active
+                    )
+                )
+                current.update((name, hashed) for name, hashed in rows)
+        return {name for name, hashed in logins.items() if current.get(name) != hashed}
 
     async def authenticate(self, name: str, token: str) -> BotRecord | None:
         """The bot when ``token`` is its token and it is active, else None.
@@ -482,3 +527,9 @@ class Store(StoreCore):
         """A bot's most recently started matches, newest first; raises ``NoSuchBotError``."""
         async with self._read() as session:
             return await queries.bot_matches(session, name, limit)
+
+
+def check_bot_name(name: str) -> None:
+    """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
+    if re.fullmatch(NEW_BOT_NAME_PATTERN, name) is None:
+        raise InvalidBotNameError(name, BOT_NAME_RULE)
