@@ -39,9 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena import runtime
+from arena.activity import MatchActivity
 from arena.errors import StartupError
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
+from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
 from arena.net.api import ArenaApi
 from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
@@ -112,6 +114,8 @@ class ArenaConfig:
     """PostgreSQL only, experimental: let several nodes share the database."""
     journal_path: str | None = None
     """Where the recovery journal goes (default: next to a SQLite file; see the store)."""
+    summary_interval_s: float = SUMMARY_EVERY_S
+    """How often the log gets a summary line (``arena.metrics``); 0 for never."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -147,6 +151,9 @@ class ArenaServer:
         self._clock: Clock = clock or MonotonicClock()
         self.supervisor = Supervisor()
         self.hub = SpectatorHub(sink, self.config.spectator_buffer)
+        self.activity = MatchActivity(self.hub)
+        """Match start and end log lines, and the counts ``/metrics`` reports."""
+        self.metrics = ArenaMetrics(self)
         self.router = router or Router()
         add_viewer_routes(self.router)
         self.lobby = Lobby(
@@ -191,6 +198,11 @@ class ArenaServer:
     def api(self) -> ArenaApi:
         """The read-only queries and the JSON API."""
         return self._started()[3]
+
+    @property
+    def loop_lag(self) -> runtime.LoopLag:
+        """How late the event loop runs (``/healthz``, ``/metrics``)."""
+        return self._lag
 
     @property
     def port(self) -> int:
@@ -242,6 +254,7 @@ class ArenaServer:
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
+        self.metrics.add_routes(self.router)
         self._listener = Listener(
             host=config.host,
             port=config.port,
@@ -262,6 +275,8 @@ class ArenaServer:
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
+        if config.summary_interval_s > 0:
+            self.supervisor.every(config.summary_interval_s, self.metrics.summary, "summary")
         runtime.gc_pauses.install()
         self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"
@@ -279,7 +294,7 @@ class ArenaServer:
         config = self.config
         registry = MatchRegistry(
             store,
-            observer=self.hub,
+            observer=self.activity,
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
 from arena.live.spectators import SpectatorHub
 from arena.net.inorder import InOrder
 from arena.net.limits import LoginThrottle, TokenBucket
@@ -134,10 +136,11 @@ class _Close(Exception):
 class _Session:
     """The gateway's state for one connection."""
 
-    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "spectator")
+    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "opened_at", "spectator")
 
     def __init__(self, conn: WebSocketConnection, bucket: TokenBucket) -> None:
         self.conn = conn
+        self.opened_at = time.monotonic()
         self.bucket = bucket
         self.inbox: InOrder | None = None
         self.hello_timer: asyncio.TimerHandle | None = None
@@ -178,6 +181,8 @@ class Gateway:
         self.connections: set[WebSocketConnection] = set()
         self.accepting = True
         """False once shutting down: new hellos are refused."""
+        self.move_latency = LatencyHistogram(MOVE_BUCKETS_S)
+        """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
 
     # Connections ------------------------------------------------------------------
 
@@ -242,6 +247,7 @@ class Gateway:
             session.hello_timer.cancel()
         self.connections.discard(conn)
         self._hub.unwatch(conn)
+        _log_closed(session)
         if conn.role != "bot" or conn.name is None:
             return
         name = conn.name
@@ -256,7 +262,6 @@ class Gateway:
                         dropped.challenger,
                         ChallengeDeclined(challenge_id=dropped.challenge_id, by=name),
                     )
-            log.info("bot %s disconnected", name)
 
     def _hello_timeout(self, session: _Session) -> None:
         session.hello_timer = None
@@ -274,6 +279,7 @@ class Gateway:
 
     def _receive(self, session: _Session, frame: Data) -> Coroutine[Any, Any, None] | None:
         """Handle one incoming message now, or return the coroutine that will (``InOrder``)."""
+        received = time.perf_counter()
         conn = session.conn
         if conn.closing:
             return None
@@ -311,6 +317,7 @@ class Gateway:
                 session.bucket.refund()
             except ProtocolError as exc:
                 self._reply_error(conn, exc, message.id)
+            self.move_latency.observe(time.perf_counter() - received)
             return None
         if type(message) is Seek:
             # On the spot once the bot's rating is cached (every seek after its first).
@@ -377,7 +384,11 @@ class Gateway:
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
             conn.queue_size = self.limits.spectator_queue_size
-            log.info("spectator connected from %s", conn.remote)
+            log.info(
+                "spectator connected from %s",
+                conn.remote,
+                extra={"event": "login", "role": "spectator", "remote": conn.remote},
+            )
         else:
             assert hello.name is not None
             conn.name = hello.name
@@ -389,6 +400,13 @@ class Gateway:
                 hello.name,
                 conn.remote,
                 hello.max_matches,
+                extra={
+                    "event": "login",
+                    "role": "bot",
+                    "bot": hello.name,
+                    "remote": conn.remote,
+                    "max_matches": hello.max_matches,
+                },
             )
         conn.send(
             Welcome(
@@ -435,6 +453,12 @@ class Gateway:
                 hello.name,
                 conn.remote,
                 f"; address throttled for {delay:.0f} s" if delay else "",
+                extra={
+                    "event": "login_failed",
+                    "bot": hello.name,
+                    "remote": conn.remote,
+                    "throttled_s": delay,
+                },
             )
             raise _Close(
                 ErrorCode.AUTH_FAILED, "unknown bot or wrong token", CloseCode.POLICY_VIOLATION
@@ -525,3 +549,37 @@ class Gateway:
         tc = self._time_limits.check(seek.time_control)
         self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
         self._matchmaker.schedule()
+
+
+def _log_closed(session: _Session) -> None:
+    """One line per connection, when it ends: who it was, how long, how it closed."""
+    conn = session.conn
+    protocol = conn.protocol
+    sent, received = protocol.close_sent, protocol.close_rcvd
+    if sent is not None and (received is None or not protocol.close_rcvd_then_sent):
+        code, by, reason = sent.code, "server", sent.reason
+    elif received is not None:
+        code, by, reason = received.code, "client", received.reason
+    else:
+        code, by, reason = 1006, "network", "connection lost"  # RFC 6455: no close frame
+    who = {"bot": f"bot {conn.name}", "spectator": "spectator"}.get(conn.role or "", "no hello")
+    seconds = round(time.monotonic() - session.opened_at, 1)
+    log.info(
+        "connection from %s closed after %.1f s: %s, close %d by the %s%s",
+        conn.remote,
+        seconds,
+        who,
+        code,
+        by,
+        f" ({reason})" if reason else "",
+        extra={
+            "event": "connection_closed",
+            "remote": conn.remote,
+            "role": conn.role,
+            "bot": conn.name,
+            "duration_s": seconds,
+            "close_code": int(code),
+            "closed_by": by,
+            "close_reason": reason,
+        },
+    )
