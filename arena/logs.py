@@ -55,8 +55,8 @@ class JsonFormatter(logging.Formatter):
 def configure(level: str = "info", fmt: str = "text", stream: TextIO | None = None) -> None:
     """Send every log record at ``level`` or above to ``stream`` (stderr) in format ``fmt``.
 
-    Replaces the root logger's handlers. Alembic's migration chatter is kept at
-    warnings unless ``level`` is ``debug``. Raises ``ValueError`` for an unknown
+    Replaces the root logger's handlers. Alembic's and websockets' own chatter is
+    kept at warnings unless ``level`` is ``debug``. Raises ``ValueError`` for an unknown
     level or format.
     """
     if level not in LEVELS:
@@ -70,5 +70,7 @@ def configure(level: str = "info", fmt: str = "text", stream: TextIO | None = No
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
-    # Migrations run at every start: they say what they do only when asked.
-    logging.getLogger("alembic").setLevel(logging.DEBUG if level == "debug" else logging.WARNING)
+    # Migrations run at every start, and websockets repeats our connection lines in its
+    # own words: both speak only when asked.
+    for chatty in ("alembic", "websockets"):
+        logging.getLogger(chatty).setLevel(logging.DEBUG if level == "debug" else logging.WARNING)

@@ -26,7 +26,9 @@ _REGISTRY: Registry[Any] = Registry().with_resources(
 def check(schema: dict[str, Any], body: Any) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``body`` satisfies ``schema``."""
     root = {**schema, "$defs": HTTP_SCHEMA["$defs"]}
-    Draft202012Validator(root, registry=_REGISTRY, format_checker=Draft202012Validator.FORMAT_CHECKER).validate(body)
+    Draft202012Validator(
+        root, registry=_REGISTRY, format_checker=Draft202012Validator.FORMAT_CHECKER
+    ).validate(body)
 
 
 def check_route(route: str, status: int, body: Any) -> None:
