@@ -12,35 +12,17 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 
-MOVE_BUCKETS_S: tuple[float, ...] = (
-    0.00005,
-    0.0001,
-    0.00025,
-    0.0005,
-    0.001,
-    0.0025,
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-)
+
+def one_two_five(low: float, high: float) -> tuple[float, ...]:
+    """Bucket bounds 1, 2.5 and 5 times the powers of ten, from ``low`` to ``high``."""
+    bounds = (float(f"{step}e{power}") for power in range(-9, 10) for step in ("1", "2.5", "5"))
+    return tuple(b for b in bounds if low <= b <= high)
+
+
+MOVE_BUCKETS_S = one_two_five(5e-5, 0.1)
 """Upper bounds for the server's own handling of one move: tens of microseconds normally."""
 
-COMMIT_BUCKETS_S: tuple[float, ...] = (
-    0.001,
-    0.0025,
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-)
+COMMIT_BUCKETS_S = one_two_five(1e-3, 5.0)
 """Upper bounds for one group commit of the store."""
 
 
@@ -72,13 +54,3 @@ class LatencyHistogram:
             total += n
             out.append((bound, total))
         return out
-
-    def quantile(self, q: float) -> float:
-        """The upper bound of the bucket holding the ``q`` quantile (0 with no observation)."""
-        if self.count == 0:
-            return 0.0
-        rank = q * self.count
-        for bound, seen in self.cumulative():
-            if seen >= rank:
-                return bound
-        return float("inf")
