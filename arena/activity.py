@@ -1,10 +1,9 @@
 """What the operator hears about play: a log line per match start and end, and the counts.
 
-``MatchActivity`` is the ``MatchObserver`` the match registry reports to; it
-passes everything on to the next observer (the spectator hub) and, on the
-way, logs each match's start and end and counts the moves applied and the
-matches ended per game and termination (``arena.metrics`` exports them). A
-move costs it one addition.
+``MatchActivity`` is one of the ``MatchObserver``s the match registry reports
+to (with the spectator hub and the leaderboards): it logs each match's start
+and end and counts the moves applied and the matches ended per game and
+termination (``arena.metrics`` exports them). A move costs it one addition.
 
 The end line comes once the end is committed, like ``match_end`` itself::
 
@@ -19,17 +18,16 @@ import time
 import weakref
 from collections import Counter
 
-from arena.play.match import Match, MatchObserver
+from arena.play.match import Match
 from protocol.messages import Analysis, MatchEnd, Moved
 
 log = logging.getLogger("arena.matches")
 
 
 class MatchActivity:
-    """Logs and counts matches on their way to ``inner``; see the module docstring."""
+    """Logs and counts matches; see the module docstring."""
 
-    def __init__(self, inner: MatchObserver) -> None:
-        self._inner = inner
+    def __init__(self) -> None:
         self.moves = 0
         """Moves applied since start."""
         self.started = 0
@@ -39,7 +37,7 @@ class MatchActivity:
         self._began: weakref.WeakKeyDictionary[Match, float] = weakref.WeakKeyDictionary()
 
     def match_started(self, match: Match) -> None:
-        """Log the start, then pass it on."""
+        """Count and log the start."""
         self.started += 1
         self._began[match] = time.monotonic()
         tc = match.time_control
@@ -63,16 +61,13 @@ class MatchActivity:
                 "rated": match.referee.rated,
             },
         )
-        self._inner.match_started(match)
 
     def moved(self, match: Match, moved: Moved, analysis: Analysis | None) -> None:
-        """Count the move, then pass it on."""
+        """Count the move."""
         self.moves += 1
-        self._inner.moved(match, moved, analysis)
 
     def match_ended(self, match: Match, end: MatchEnd) -> None:
-        """Pass the end on, then count and log it."""
-        self._inner.match_ended(match, end)
+        """Count and log the end (it is committed)."""
         self.ended[match.game, end.termination] += 1
         began = self._began.pop(match, None)
         duration = round(time.monotonic() - began, 3) if began is not None else None

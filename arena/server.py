@@ -16,6 +16,7 @@ The parts, each in a module that says what it owns:
 - ``arena.live.spectators``: spectator feeds and the event sink (MQTT);
 - ``arena.net.api``: the JSON API and the read-only queries; ``arena.live.viewer``: the web
   viewer's pages;
+- ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results;
 - ``arena.store``: persistence, opened here unless one is injected.
 
 Every background task belongs to one ``Supervisor``. Shutdown (``shutdown``
@@ -41,6 +42,7 @@ from typing import Any
 from arena import runtime
 from arena.activity import MatchActivity
 from arena.errors import StartupError
+from arena.leaderboard import Leaderboards
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
 from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
@@ -52,6 +54,7 @@ from arena.net.listener import Listener
 from arena.net.websocket import WebSocketConnection
 from arena.play.clock import Clock, MonotonicClock
 from arena.play.lobby import Lobby, TimeLimits
+from arena.play.match import ObserverGroup
 from arena.play.matchmaker import Matchmaker
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
@@ -97,6 +100,8 @@ class ArenaConfig:
     """How long seeks gather before a pairing pass, so close ratings can find each other."""
     pace_ms: int = 0
     """Pause between a move and the next turn, on nobody's clock (for people watching)."""
+    leaderboard_refresh_s: float = 1.0
+    """Least time between two rating fits of one game while rated results keep coming."""
     seed: int | None = None
     """Seeds colour assignment, for reproducible tests."""
     db_writer_process: bool = False
@@ -151,7 +156,7 @@ class ArenaServer:
         self._clock: Clock = clock or MonotonicClock()
         self.supervisor = Supervisor()
         self.hub = SpectatorHub(sink, self.config.spectator_buffer)
-        self.activity = MatchActivity(self.hub)
+        self.activity = MatchActivity()
         """Match start and end log lines, and the counts ``/metrics`` reports."""
         self.metrics = ArenaMetrics(self)
         self.router = router or Router()
@@ -203,6 +208,11 @@ class ArenaServer:
     def loop_lag(self) -> runtime.LoopLag:
         """How late the event loop runs (``/healthz``, ``/metrics``)."""
         return self._lag
+
+    @property
+    def leaderboards(self) -> Leaderboards:
+        """The cached fitted leaderboards."""
+        return self._started()[3].leaderboards
 
     @property
     def port(self) -> int:
@@ -292,9 +302,12 @@ class ArenaServer:
 
     def _assemble(self, store: Store) -> tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi]:
         config = self.config
+        leaderboards = Leaderboards(
+            store, refresh_s=config.leaderboard_refresh_s, spawn=self.supervisor.spawn
+        )
         registry = MatchRegistry(
             store,
-            observer=self.activity,
+            observer=ObserverGroup(self.hub, leaderboards, self.activity),
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
@@ -310,7 +323,11 @@ class ArenaServer:
         )
         registry.on_change = matchmaker.schedule
         api = ArenaApi(
-            store, registry, is_online=lambda bot: bot in self.gateway.bots, health=self.health
+            store,
+            registry,
+            leaderboards,
+            is_online=lambda bot: bot in self.gateway.bots,
+            health=self.health,
         )
         gateway = Gateway(
             GatewayLimits(

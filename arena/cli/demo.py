@@ -42,7 +42,7 @@ from sqlalchemy.engine import make_url
 from arena import runtime
 from arena.app import ArenaApp
 from arena.cli.common import Subparsers
-from arena.cli.tables import format_table
+from arena.cli.tables import format_table, rating_cell
 from arena.errors import DatabaseOpenError
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
@@ -239,7 +239,7 @@ def format_board(view: BoardView) -> str:
         [
             str(e["rank"]),
             str(e["bot"]),
-            f"{e['rating']:.0f}",
+            rating_cell(e["rating"], e.get("ci95"), e.get("provisional")),
             str(e["games"]),
             f"{e['wins']}/{e['draws']}/{e['losses']}",
             "yes" if e["online"] else "no",
@@ -251,7 +251,7 @@ def format_board(view: BoardView) -> str:
         f"{view.elapsed_s:6.0f} s   rated matches: {view.rated_this_run} this run, "
         f"{view.rated_total} in total   live: {view.live}",
         "",
-        format_table(["rank", "bot", "rating", "games", "W/D/L", "online"], rows)
+        format_table(["rank", "bot", "rating ± 95%", "games", "W/D/L", "online"], rows)
         if rows
         else "(no rated match finished yet)",
     ]
@@ -475,9 +475,15 @@ class _DemoRun:
 
         total = _rated_matches(entries)
         rows = [
-            [str(e["rank"]), str(e["bot"]), f"{e['rating']:.0f}", str(e["games"])] for e in entries
+            [
+                str(e["rank"]),
+                str(e["bot"]),
+                rating_cell(e["rating"], e.get("ci95"), e.get("provisional")),
+                str(e["games"]),
+            ]
+            for e in entries
         ]
-        table = format_table(["rank", "bot", "rating", "games"], rows) if rows else ""
+        table = format_table(["rank", "bot", "rating ± 95%", "games"], rows) if rows else ""
         return (
             f"demo stopped after {time.monotonic() - self.started:.1f} s: "
             f"{total - self.started_total} rated matches this run, {total} in total; "

@@ -12,7 +12,8 @@ plain file path means a SQLite file)::
     arena bots add --if-missing --token-dir DIR NAME...   # idempotent, tokens in DIR/NAME
     arena bots list
     arena bots remove NAME
-    arena leaderboard --game connect4 [--server http://127.0.0.1:8765]
+    arena leaderboard --game connect4 [--server http://127.0.0.1:8765 | ws://...]
+    arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild
     arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
 

@@ -6,6 +6,7 @@ router of ``arena.http``::
 
     /                   index.html  (live matches, leaderboards, recent results)
     /matches/<id>       match.html  (one match: live board, telemetry, replay)
+    /bots/<name>        bot.html    (one bot: ratings with intervals, history chart, opponents)
     /static/<path>      any file below arena/static with a known type
 
 The pages are plain HTML with ES modules, no build step; everything dynamic
@@ -62,6 +63,9 @@ CONTENT_SECURITY_POLICY = (
 
 _PAGES = {"/": "index.html", "/index.html": "index.html"}
 _MATCH_PAGE = re.compile(r"/matches/" + MATCH_ID_PATTERN)
+BOT_PAGE_PATTERN = r"/bots/[^/]{1,256}"
+"""A bot's page; the name is percent-encoded, and the page asks the API whether it exists."""
+_BOT_PAGE = re.compile(BOT_PAGE_PATTERN)
 _STATIC_PREFIX = "/static/"
 
 
@@ -143,6 +147,8 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
         file: Path | None = STATIC_DIR / _PAGES[path]
     elif _MATCH_PAGE.fullmatch(path):
         file = STATIC_DIR / "match.html"
+    elif _BOT_PAGE.fullmatch(path):
+        file = STATIC_DIR / "bot.html"
     elif path.startswith(_STATIC_PREFIX):
         try:
             file = resolve_static_path(path[len(_STATIC_PREFIX) :])
@@ -168,7 +174,7 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
 
 
 def add_viewer_routes(router: Router) -> None:
-    """Register ``/``, ``/matches/<id>`` and ``/static/...`` on ``router``."""
+    """Register ``/``, ``/matches/<id>``, ``/bots/<name>`` and ``/static/...`` on ``router``."""
 
     async def serve(request: HttpRequest) -> HttpResponse:
         found = static_response(request.path, request.headers.get("if-none-match"))
@@ -178,4 +184,5 @@ def add_viewer_routes(router: Router) -> None:
 
     router.add(r"/(?:index\.html)?", serve)
     router.add(r"/matches/" + MATCH_ID_PATTERN, serve)
+    router.add(BOT_PAGE_PATTERN, serve)
     router.add(r"/static/.+", serve)

@@ -3,13 +3,16 @@
 Routes (all ``GET``, answered as JSON; other methods get ``405``)::
 
     GET /healthz                    server status; 503 while results cannot be stored
-    GET /api/leaderboard?game=NAME  ratings table with online flags
+    GET /api/leaderboard?game=NAME  fitted ratings with intervals and online flags
     GET /api/matches?status=&game=&bot=&limit=&before=
                                     matches newest first, a page at a time (``paging``)
     GET /api/matches/ID             one match with its moves
+    GET /api/h2h?game=G&a=X&b=Y     two bots' record, Elo estimate and LOS (``ratings_api``)
+    GET /api/bots/NAME              a bot's ratings, history, opponents, matches (``ratings_api``)
 
-Every response body is described by ``protocol/http-schema.json`` (see
-``docs/http.md``).
+Leaderboards come from the cached boards of ``arena.leaderboard`` (refitted
+when results commit, never per request). Every response body is described
+by ``protocol/http-schema.json`` (see ``docs/http.md``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from arena.leaderboard import Board, BotProfiles, Leaderboards
 from arena.net.http import HttpRequest, HttpResponse, Router, json_error, json_response, to_jsonable
 from arena.net.paging import BadQuery, MatchQuery, encode_cursor
-from arena.play.lobby import check_game
+from arena.net.ratings_api import RatingsApi
 from arena.play.registry import MatchRegistry
 from arena.store import Store
 from protocol.errors import ProtocolError
@@ -41,35 +45,30 @@ class ArenaApi:
         self,
         store: Store,
         registry: MatchRegistry,
+        leaderboards: Leaderboards,
         *,
         is_online: Callable[[str], bool],
         health: Health,
     ) -> None:
         self._store = store
         self._registry = registry
+        self.leaderboards = leaderboards
+        """The cached fitted boards (``arena.leaderboard``)."""
         self._is_online = is_online
         self._health = health
+        self._ratings = RatingsApi(store, leaderboards, BotProfiles(store, leaderboards, is_online))
 
     async def leaderboard_entries(self, game: str) -> list[LeaderboardEntry]:
         """``game``'s leaderboard with online flags; raises ``no_such_game``."""
-        check_game(game)
-        return [
-            LeaderboardEntry(
-                rank=row.rank,
-                bot=row.bot,
-                rating=row.rating,
-                games=row.games,
-                wins=row.wins,
-                draws=row.draws,
-                losses=row.losses,
-                online=self._is_online(row.bot),
-            )
-            for row in await self._store.leaderboard(game)
-        ]
+        return (await self.leaderboards.board(game)).entries(self._is_online)
 
     async def leaderboard_json(self, game: str) -> list[dict[str, Any]]:
         """Leaderboard rows as JSON objects (``/api/leaderboard``, MQTT)."""
-        return [entry.to_dict() for entry in await self.leaderboard_entries(game)]
+        return self.board_json(await self.leaderboards.board(game))
+
+    def board_json(self, board: Board) -> list[dict[str, Any]]:
+        """A built board's rows as JSON objects, with online flags as of now."""
+        return [entry.to_dict() for entry in board.entries(self._is_online)]
 
     async def matches_json(self, query: MatchQuery) -> dict[str, Any]:
         """One page of matches, newest first, and the cursor of the next page (or None).
@@ -110,6 +109,7 @@ class ArenaApi:
         router.add(r"/api/leaderboard", self._leaderboard)
         router.add(r"/api/matches", self._matches)
         router.add(r"/api/matches/(?P<match_id>[A-Za-z0-9_.:-]+)", self._one_match)
+        self._ratings.add_routes(router)
 
     async def _healthz(self, request: HttpRequest) -> HttpResponse:
         status, body = self._health()

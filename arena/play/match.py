@@ -123,6 +123,28 @@ class NullObserver:
         """Ignore."""
 
 
+class ObserverGroup:
+    """Several observers heard as one, in the order given (spectators, then leaderboards)."""
+
+    def __init__(self, *observers: MatchObserver) -> None:
+        self._observers = observers
+
+    def match_started(self, match: Match) -> None:
+        """Tell each observer."""
+        for observer in self._observers:
+            observer.match_started(match)
+
+    def moved(self, match: Match, moved: Moved, analysis: Analysis | None) -> None:
+        """Tell each observer."""
+        for observer in self._observers:
+            observer.moved(match, moved, analysis)
+
+    def match_ended(self, match: Match, end: MatchEnd) -> None:
+        """Tell each observer."""
+        for observer in self._observers:
+            observer.match_ended(match, end)
+
+
 Spawn = Callable[[Coroutine[Any, Any, None], str], object]
 """Runs a coroutine as a supervised task (``Supervisor.spawn``)."""
 

@@ -147,13 +147,14 @@ def fit_strengths(pairs: PairGames, precision: float) -> Strengths:
             length /= 2.0
         theta, value = candidate, candidate_value
         if float(np.max(np.abs(length * direction), initial=0.0)) < _STEP_TOLERANCE:
-            return _with_covariance(theta, pairs, precision, step)
+            return with_covariance(theta, pairs, precision, step)
     raise ArithmeticError("the Bradley–Terry fit did not converge")
 
 
-def _with_covariance(
-    theta: FloatArray, pairs: PairGames, precision: float, steps: int
+def with_covariance(
+    theta: FloatArray, pairs: PairGames, precision: float, steps: int = 0
 ) -> Strengths:
+    """``Strengths`` at ``theta`` (the optimum, or any point of interest) with their covariance."""
     _, information = _gradient_and_information(theta, pairs, precision)
     label = components(pairs)
     shift = float(np.mean(np.diag(information)))  # κ: the scale of the information itself

@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from arena.ratings import DEFAULT_RATING
-from arena.stats.bradley_terry import IntArray, PairGames, fit_strengths
+from arena.stats.bradley_terry import IntArray, PairGames, Strengths, fit_strengths
 from arena.stats.counts import FloatArray
 from arena.stats.elo import Z95
 from arena.stats.ranks import MAX_CI95, MIN_GAMES, is_provisional, rank_ranges
@@ -28,6 +28,10 @@ ELO_PER_LOG_ODDS = 400.0 / math.log(10.0)
 
 PRIOR_SD = 1000.0
 """Spread (Elo) of the Gaussian prior on each rating: weak, but it keeps every rating finite."""
+
+Weights = Literal["equal", "games"]
+"""Without an anchor, the mean fixed at ``anchor_rating``: of the main group's bots
+(``"equal"``), or of their games (``"games"``: each bot weighs by its games played)."""
 
 
 class PairResult(NamedTuple):
@@ -79,6 +83,12 @@ class RatingFit:
     """How many separate groups of bots the games connect (1 when all are comparable)."""
     anchor: str | None
     """The bot pinned to the anchor rating, or ``None`` when the pool mean is."""
+    anchor_rating: float = DEFAULT_RATING
+    """The anchor bot's rating, or the mean rating of the main group without an anchor."""
+    prior_sd: float = PRIOR_SD
+    """The prior's spread (Elo) the fit used."""
+    weights: Weights = "equal"
+    """How the main group's bots weigh in the mean that ``anchor_rating`` fixes (no anchor)."""
 
     def only(self, names: Iterable[str]) -> RatingFit:
         """The same fit shown for a subset of bots (say, the active ones), ranked among themselves.
@@ -122,6 +132,7 @@ def fit_ratings(
     anchor: str | None = None,
     anchor_rating: float = DEFAULT_RATING,
     prior_sd: float = PRIOR_SD,
+    weights: Weights = "equal",
     min_games: int = MIN_GAMES,
     max_ci95: float = MAX_CI95,
 ) -> RatingFit:
@@ -135,40 +146,38 @@ def fit_ratings(
     and intervals are relative to that mean. Other groups (and bots without
     games) sit with their own mean at the same level; their intervals include
     the unknown offset between the groups, so they are as wide as the prior.
+
+    ``weights="games"`` makes that mean the games-weighted one: a bot's share
+    is its share of the group's games, so a newcomer with a handful of games
+    neither moves the level nor widens everyone's interval (with equal
+    weights, its wide interval adds ``1/n`` of itself to every bot's).
     """
+    if weights not in ("equal", "games"):
+        raise ValueError(f"weights must be 'equal' or 'games', got {weights!r}")
     if not prior_sd > 0.0:
         raise ValueError(f"prior_sd must be positive, got {prior_sd}")
     cells = list(results)
     names = sorted({*bots, *(c.bot for c in cells), *(c.opponent for c in cells)})
     if anchor is not None and anchor not in names:
         raise ValueError(f"the anchor bot {anchor!r} is not among the rated bots")
-    pairs, wdl = _tally(cells, names)
+    pairs, wdl = tally_games(cells, names)
     if not names:
         return RatingFit(
-            ratings=(), covariance=np.zeros((0, 0)), iterations=0, groups=0, anchor=None
+            ratings=(),
+            covariance=np.zeros((0, 0)),
+            iterations=0,
+            groups=0,
+            anchor=None,
+            anchor_rating=anchor_rating,
+            prior_sd=prior_sd,
+            weights=weights,
         )
     # One BLAS thread: these matrices are small, and a multi-threaded OpenBLAS
     # on a busy machine spins on contended cores (a 100×100 solve measured
     # 45 ms instead of 0.04 ms with another process on the second core).
     with threadpool_limits(limits=1, user_api="blas"):
         strengths = fit_strengths(pairs, precision=(ELO_PER_LOG_ODDS / prior_sd) ** 2)
-        component = strengths.component
-        # Ratings are reported relative to a reference: the anchor bot, or the
-        # mean of the largest group of bots that games connect (a stray group
-        # must not widen everyone's interval). The reference is linear in θ, so
-        # with the contrast matrix A, rating = anchor_rating + scale·A·θ and its
-        # covariance is scale²·A·C·Aᵀ.
-        reference = np.zeros(pairs.size)
-        if anchor is None:
-            main = component == 0
-            if np.count_nonzero(main) < 2:  # no games at all: no group stands out
-                main[:] = True
-            reference[main] = 1.0 / np.count_nonzero(main)
-        else:
-            reference[names.index(anchor)] = 1.0
-        contrast = np.eye(pairs.size) - reference[None, :]
-        rating = anchor_rating + ELO_PER_LOG_ODDS * (contrast @ strengths.theta)
-        covariance = ELO_PER_LOG_ODDS**2 * strengths.contrast_covariance(contrast)
+        rating, covariance = report_ratings(strengths, pairs, names, anchor, anchor_rating, weights)
     ci95 = Z95 * np.sqrt(np.maximum(np.diag(covariance), 0.0))
 
     order = sorted(range(pairs.size), key=lambda i: (-rating[i], names[i]))
@@ -187,7 +196,7 @@ def fit_ratings(
             rank_low=ranges[position][0],
             rank_high=ranges[position][1],
             provisional=is_provisional(int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95),
-            group=int(component[i]),
+            group=int(strengths.component[i]),
         )
         for position, i in enumerate(order)
     )
@@ -195,12 +204,59 @@ def fit_ratings(
         ratings=lines,
         covariance=covariance,
         iterations=strengths.iterations,
-        groups=int(component.max(initial=-1)) + 1,
+        groups=int(strengths.component.max(initial=-1)) + 1,
         anchor=anchor,
+        anchor_rating=anchor_rating,
+        prior_sd=prior_sd,
+        weights=weights,
     )
 
 
-def _tally(cells: list[PairResult], names: list[str]) -> tuple[PairGames, IntArray]:
+def report_ratings(
+    strengths: Strengths,
+    pairs: PairGames,
+    names: list[str],
+    anchor: str | None,
+    anchor_rating: float,
+    weights: Weights,
+) -> tuple[FloatArray, FloatArray]:
+    """Ratings (Elo) and their covariance (Elo²) relative to the reference, in ``names`` order.
+
+    The reference is the anchor bot, or the mean (equal or games-weighted) of
+    the largest group of bots that games connect (a stray group must not widen
+    everyone's interval). It is linear in θ, so with the contrast matrix A,
+    rating = anchor_rating + scale·A·θ and its covariance is scale²·A·C·Aᵀ.
+    """
+    size = len(names)
+    reference = np.zeros(size)
+    if anchor is None:
+        main = strengths.component == 0
+        if np.count_nonzero(main) < 2:  # no games at all: no group stands out
+            main[:] = True
+        share: FloatArray = np.ones(size)
+        if weights == "games":
+            share = _sum_games(pairs)
+        if not share[main].sum() > 0.0:  # no games in the group: equal weights
+            share = np.ones(size)
+        reference[main] = share[main] / share[main].sum()
+    else:
+        reference[names.index(anchor)] = 1.0
+    contrast = np.eye(size) - reference[None, :]
+    rating = anchor_rating + ELO_PER_LOG_ODDS * (contrast @ strengths.theta)
+    covariance = ELO_PER_LOG_ODDS**2 * strengths.contrast_covariance(contrast)
+    return rating, covariance
+
+
+def _sum_games(pairs: PairGames) -> FloatArray:
+    """Games played per bot."""
+    size = pairs.size
+    played = np.bincount(pairs.first, pairs.games, size) + np.bincount(
+        pairs.second, pairs.games, size
+    )
+    return np.asarray(played, np.float64)
+
+
+def tally_games(cells: list[PairResult], names: list[str]) -> tuple[PairGames, IntArray]:
     """The fit's input (one entry per unordered pair that met) and W/D/L per bot."""
     index = {name: i for i, name in enumerate(names)}
     size = len(names)

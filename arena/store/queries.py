@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Row, Select, and_, or_, select
+from sqlalchemy import ColumnElement, Row, Select, and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -215,9 +215,7 @@ async def _changes_of(session: AsyncSession, ids: list[str]) -> dict[str, list[R
 
 async def rating_history(session: AsyncSession, bot: str, game: str) -> list[RatingHistoryEntry]:
     """A bot's rating changes in ``game``, oldest first; removed bots keep their history."""
-    bot_id = await session.scalar(select(Bot.id).where(Bot.name == bot))
-    if bot_id is None:
-        raise NoSuchBotError(bot)
+    bot_id = await _bot_id(session, bot)
     rows = await session.scalars(
         select(RatingHistory)
         .where(RatingHistory.bot_id == bot_id, RatingHistory.game == game)
@@ -227,3 +225,106 @@ async def rating_history(session: AsyncSession, bot: str, game: str) -> list[Rat
         RatingHistoryEntry(match_id=h.match_id, before=h.before, after=h.after, at=utc(h.at))
         for h in rows
     ]
+
+
+class PairCell(NamedTuple):
+    """Rated games between two bots, counted from ``bot``'s side (``arena.stats.PairResult``).
+
+    Its own type so the store need not import the statistics (numpy, scipy).
+    """
+
+    bot: str
+    opponent: str
+    wins: int
+    draws: int
+    losses: int
+
+
+class BotResult(NamedTuple):
+    """One rated game of a bot, from its side: ``score`` is 1, 0.5 or 0."""
+
+    game: str
+    match_id: str
+    ended_at: datetime
+    opponent: str
+    score: float
+
+
+def _rated_finished(game: str | None = None) -> ColumnElement[bool]:
+    """Matches that count for ratings: finished (not aborted) and rated."""
+    condition = and_(Match.status == "finished", Match.rated)
+    return condition if game is None else and_(condition, Match.game == game)
+
+
+async def pair_results(session: AsyncSession, game: str) -> list[PairCell]:
+    """Rated finished games of ``game`` per ordered pair of seats: one ``GROUP BY``, all bots.
+
+    Cells count from player 0's side (``bot`` played first); removed bots'
+    games are included, since they still inform their opponents' ratings.
+    """
+    cells = (
+        select(
+            Match.player0_id,
+            Match.player1_id,
+            func.sum(case((Match.winner == 0, 1), else_=0)).label("wins"),
+            func.sum(case((Match.winner.is_(None), 1), else_=0)).label("draws"),
+            func.sum(case((Match.winner == 1, 1), else_=0)).label("losses"),
+        )
+        .where(_rated_finished(game))
+        .group_by(Match.player0_id, Match.player1_id)
+        .subquery()
+    )
+    query = (
+        select(_Player0.name, _Player1.name, cells.c.wins, cells.c.draws, cells.c.losses)
+        .join(_Player0, _Player0.id == cells.c.player0_id)
+        .join(_Player1, _Player1.id == cells.c.player1_id)
+    )
+    return [
+        PairCell(bot, opponent, int(wins), int(draws), int(losses))
+        for bot, opponent, wins, draws, losses in await session.execute(query)
+    ]
+
+
+async def get_bot(session: AsyncSession, name: str) -> BotRecord | None:
+    """The bot called ``name`` (active or removed), or None."""
+    bot = await session.scalar(select(Bot).where(Bot.name == name))
+    return None if bot is None else bot_record(bot)
+
+
+async def _bot_id(session: AsyncSession, name: str) -> int:
+    bot_id = await session.scalar(select(Bot.id).where(Bot.name == name))
+    if bot_id is None:
+        raise NoSuchBotError(name)
+    return bot_id
+
+
+async def bot_results(session: AsyncSession, name: str) -> list[BotResult]:
+    """A bot's rated finished games in every game, in the order they ended."""
+    bot_id = await _bot_id(session, name)
+    query = (
+        select(Match.game, Match.id, Match.ended_at, Match.player0_id, Match.winner)
+        .add_columns(_Player0.name, _Player1.name)
+        .join(_Player0, _Player0.id == Match.player0_id)
+        .join(_Player1, _Player1.id == Match.player1_id)
+        .where(_rated_finished(), or_(Match.player0_id == bot_id, Match.player1_id == bot_id))
+        .order_by(Match.ended_at, Match.id)
+    )
+    results = []
+    for game, match_id, ended_at, player0_id, winner, name0, name1 in await session.execute(query):
+        seat = 0 if player0_id == bot_id else 1
+        score = 0.5 if winner is None else float(winner == seat)
+        opponent = name1 if seat == 0 else name0
+        results.append(BotResult(game, match_id, utc(ended_at), opponent, score))
+    return results
+
+
+async def bot_matches(session: AsyncSession, name: str, limit: int) -> list[MatchSummary]:
+    """A bot's most recently started matches (any game, any status), newest first."""
+    bot_id = await _bot_id(session, name)
+    query = (
+        _summary_query()
+        .where(or_(Match.player0_id == bot_id, Match.player1_id == bot_id))
+        .order_by(Match.started_at.desc(), Match.id)
+        .limit(limit)
+    )
+    return [MatchSummary(**_summary_fields(row)) for row in await session.execute(query)]

@@ -67,6 +67,7 @@ from arena.store.journal import (
 from arena.store.models import Bot, Rating
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
 from arena.store.opening import mask_url, open_database
+from arena.store.queries import BotResult, PairCell
 from arena.store.rating_updates import rebuild
 from arena.store.records import (
     BotRecord,
@@ -495,3 +496,26 @@ class Store(StoreCore):
             count = await rebuild(session, self.k_factor)
         self._ratings.clear()
         return count
+
+    # Leaderboard and bot pages (read models in ``arena.leaderboard``) ------------
+
+    async def leaderboard_inputs(self, game: str) -> tuple[list[LeaderboardRow], list[PairCell]]:
+        """``leaderboard(game)`` and its rated games per pair of seats, read in one transaction."""
+        async with self._read() as session:
+            rows = await queries.leaderboard(session, game)
+            return rows, await queries.pair_results(session, game)
+
+    async def get_bot(self, name: str) -> BotRecord | None:
+        """The bot called ``name``, active or removed; None when there is none."""
+        async with self._read() as session:
+            return await queries.get_bot(session, name)
+
+    async def bot_results(self, name: str) -> list[BotResult]:
+        """A bot's rated finished games in every game, oldest first; raises ``NoSuchBotError``."""
+        async with self._read() as session:
+            return await queries.bot_results(session, name)
+
+    async def bot_matches(self, name: str, limit: int = 20) -> list[MatchSummary]:
+        """A bot's most recently started matches, newest first; raises ``NoSuchBotError``."""
+        async with self._read() as session:
+            return await queries.bot_matches(session, name, limit)

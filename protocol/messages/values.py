@@ -102,7 +102,14 @@ class RatingChange(Wire):
 @fast_init
 @dataclass(frozen=True, slots=True)
 class LeaderboardEntry(Wire):
-    """One row of a game's leaderboard."""
+    """One row of a game's leaderboard, best first.
+
+    ``rating`` is the fitted rating the board ranks by; the fields after
+    ``online`` came with it and are optional on the wire (None when a server
+    leaves them out): its 95% half-width ``ci95``, ``provisional``, the rank
+    range ``rank_low``..``rank_high`` the intervals allow, the incremental
+    ``elo`` that ``match_end`` reports, and the comparison ``group`` (0 = main).
+    """
 
     rank: Annotated[int, Int(1, MAX_COUNT)]
     bot: BotName
@@ -112,3 +119,9 @@ class LeaderboardEntry(Wire):
     draws: Count
     losses: Count
     online: Annotated[bool, Bool()]
+    ci95: Annotated[float | None, Nullable(Float(0.0))] = None
+    provisional: Annotated[bool | None, Nullable(Bool())] = None
+    rank_low: Annotated[int | None, Nullable(Int(1, MAX_COUNT))] = None
+    rank_high: Annotated[int | None, Nullable(Int(1, MAX_COUNT))] = None
+    elo: Annotated[float | None, Nullable(Float())] = None
+    group: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None

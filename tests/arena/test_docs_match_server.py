@@ -66,6 +66,8 @@ def test_every_other_json_example_validates_against_its_schema() -> None:
     check_def("Match", match)
     [record] = json_examples("export.md")
     check_def("ExportRecord", record)
+    [h2h] = json_examples("ratings.md")
+    check_def("HeadToHead", h2h)
     mqtt_status, snapshot, moved, ended, result, board = json_examples("mqtt.md")
     check_def("MqttStatus", mqtt_status)
     for message in (snapshot, moved, ended):

@@ -14,7 +14,7 @@ from test_server_http import http_get
 from arena.server import ArenaServer
 from arena.store import Store
 from protocol.games import Termination
-from protocol.messages import Moved, YourTurn
+from protocol.messages import MatchEnd, Moved, YourTurn
 
 DOCS = Path(__file__).parents[2] / "docs" / "http.md"
 
@@ -123,6 +123,13 @@ async def test_every_route_answers_as_its_schema_says(
     pair = await start_match(game="connect4")
     await pair.x.move(await pair.x.expect(YourTurn), 3)
     await pair.o.expect(Moved)
+    _, _, live = await http_get(server.port, "/api/matches?status=live")
+    assert live["matches"][0]["ply"] == 1 and live["matches"][0]["position"].endswith(" o")
+    unfinished = f"/api/matches/{pair.match_id}"
+    check_route("/api/matches/{match_id}", 200, (await http_get(server.port, unfinished))[2])
+    await pair.o.send(type="resign", match_id=pair.match_id)
+    await pair.x.expect(MatchEnd)
+    a, b = pair.names
     answers = [
         ("/healthz", "/healthz"),
         ("/api/leaderboard", "/api/leaderboard?game=connect4"),
@@ -132,6 +139,11 @@ async def test_every_route_answers_as_its_schema_says(
         ("/api/matches", "/api/matches?limit=-1"),
         ("/api/matches/{match_id}", f"/api/matches/{pair.match_id}"),
         ("/api/matches/{match_id}", "/api/matches/nope"),
+        ("/api/h2h", f"/api/h2h?game=connect4&a={a}&b={b}"),
+        ("/api/h2h", f"/api/h2h?game=connect4&a={a}&b={a}"),
+        ("/api/h2h", f"/api/h2h?game=connect4&a={a}&b=nobody"),
+        ("/api/bots/{name}", f"/api/bots/{a}"),
+        ("/api/bots/{name}", "/api/bots/nobody"),
     ]
     seen: set[tuple[str, int]] = set()
     for route, path in answers:
@@ -139,13 +151,10 @@ async def test_every_route_answers_as_its_schema_says(
         check_route(route, status, body)
         seen.add((route, status))
     assert seen == {(route, int(code)) for route, codes in ROUTES.items() for code in codes} - {
-        ("/healthz", 503)  # degraded or stopping: see the store health tests
+        ("/healthz", 503)  # see the next test
     }
-    _, _, live = await http_get(server.port, "/api/matches?status=live")
-    assert live["matches"][0]["ply"] == 1 and live["matches"][0]["position"].endswith(" o")
-    await pair.o.send(type="resign", match_id=pair.match_id)
-    _, _, record = await http_get(server.port, f"/api/matches/{pair.match_id}")
-    check_route("/api/matches/{match_id}", 200, record)
+    _, _, page = await http_get(server.port, f"/api/bots/{a}")
+    assert page["ratings"][0]["games"] == 1 and page["recent_matches"][0]["id"] == pair.match_id
 
 
 async def test_a_degraded_health_answer_matches_its_schema(server: ArenaServer) -> None:
@@ -164,5 +173,6 @@ def test_every_json_route_has_a_schema_and_a_doc_section(server: ArenaServer) ->
     ]
     assert sorted(json_routes) == sorted(ROUTES)
     for route in ROUTES:
-        documented = re.sub(r"\{\w+\}", "ID", route)  # /api/matches/{match_id} -> .../ID
+        # As the doc writes parameters: /api/matches/{match_id} -> /api/matches/ID, {name} -> NAME
+        documented = re.sub(r"\{(\w+)\}", lambda m: m[1].upper().removeprefix("MATCH_"), route)
         assert f"## `GET {documented}" in text, f"docs/http.md does not describe {route}"

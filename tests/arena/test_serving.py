@@ -24,6 +24,7 @@ from arena.cli import main as arena_main
 from arena.live import mqtt_topics as topics
 from arena.store import Store
 from protocol.messages import PROTOCOL_VERSION
+from tests.arena.rating_data import expected_fit
 
 pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="the mosquitto binary is not installed")
 
@@ -125,10 +126,15 @@ async def test_serve_with_mqtt_publishes_results_and_leaderboards_and_reports_he
 
             await recorder.wait_for(rated_board)
             entries = json.loads(recorder.on(board_topic)[-1].payload)["entries"]
-            assert [(e["bot"], round(e["rating"])) for e in entries] in (
-                [("alice", 1516), ("bob", 1484)],
-                [("bob", 1516), ("alice", 1484)],
-            )
+            # The board ranks by the fitted rating (one win: the prior keeps it finite
+            # and wide) and carries the incremental Elo that match_end reported.
+            changes = sorted(ends[0]["rating_changes"], key=lambda c: c["before"] - c["after"])
+            fit = expected_fit([(changes[0]["bot"], changes[1]["bot"], 1.0)])
+            assert [(e["bot"], e["rating"], e["ci95"], e["elo"]) for e in entries] == [
+                (line.name, round(line.rating, 1), round(line.ci95, 1), elo)
+                for line, elo in zip(fit.ratings, (1516.0, 1484.0), strict=True)
+            ]
+            assert all(e["provisional"] for e in entries)
             assert recorder.on(topics.results(GAME))
             await alice.close()
             await bob.close()

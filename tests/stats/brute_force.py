@@ -166,32 +166,29 @@ def trinomial_llr_closed_form(counts: Sequence[float], elo0: float, elo1: float)
     )
 
 
-def bradley_terry_by_optimizer(
-    games: Sequence[tuple[int, int, float]], size: int, prior_sd: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Penalized Bradley–Terry fit game by game: Elo ratings (mean 0) and their covariance.
+def negative_log_posterior(
+    games: Sequence[tuple[int, int, float]], prior_sd: float
+) -> Callable[[np.ndarray], float]:
+    """The penalized Bradley–Terry objective over Elo ratings, built game by game.
 
     Each game ``(i, j, score of i)`` adds ``s·log σ(Δ) + (1 − s)·log σ(−Δ)`` with
-    ``Δ = (rᵢ − rⱼ)/scale``; each rating has a N(0, prior_sd²) prior. BFGS finds
-    the maximum; the covariance is the inverse of a central-difference Hessian.
+    ``Δ = (rᵢ − rⱼ)/scale``; each rating has a N(0, prior_sd²) prior.
     """
-    first = np.array([g[0] for g in games])
-    second = np.array([g[1] for g in games])
+    first = np.array([g[0] for g in games], dtype=int)
+    second = np.array([g[1] for g in games], dtype=int)
     score = np.array([g[2] for g in games])
 
-    def negative_log_posterior(ratings: np.ndarray) -> float:
+    def objective(ratings: np.ndarray) -> float:
         margin = (ratings[first] - ratings[second]) / ELO_PER_LOG_ODDS
         fit = score * -np.logaddexp(0, -margin) + (1 - score) * -np.logaddexp(0, margin)
         return float(-fit.sum() + 0.5 * ratings @ ratings / prior_sd**2)
 
-    # BFGS works in log-odds units, where the gradient is of order one.
-    result = minimize(
-        lambda theta: negative_log_posterior(theta * ELO_PER_LOG_ODDS),
-        np.zeros(size),
-        method="BFGS",
-        options={"gtol": 1e-9},
-    )
-    ratings = result.x * ELO_PER_LOG_ODDS
+    return objective
+
+
+def covariance_at(objective: Callable[[np.ndarray], float], ratings: np.ndarray) -> np.ndarray:
+    """The inverse of ``objective``'s central-difference Hessian at ``ratings`` (Elo²)."""
+    size = len(ratings)
     step = 1e-2
     hessian = np.zeros((size, size))
     for a in range(size):
@@ -201,6 +198,26 @@ def bradley_terry_by_optimizer(
                 moved = ratings.copy()
                 moved[a] += da * step
                 moved[b] += db * step
-                corners.append(negative_log_posterior(moved))
+                corners.append(objective(moved))
             hessian[a, b] = (corners[0] - corners[1] - corners[2] + corners[3]) / (4 * step**2)
-    return ratings, np.linalg.inv(hessian)
+    return np.asarray(np.linalg.inv(hessian))
+
+
+def bradley_terry_by_optimizer(
+    games: Sequence[tuple[int, int, float]], size: int, prior_sd: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Penalized Bradley–Terry fit game by game: Elo ratings (mean 0) and their covariance.
+
+    BFGS maximizes ``negative_log_posterior``'s negation; the covariance is the
+    inverse of a central-difference Hessian at the maximum.
+    """
+    objective = negative_log_posterior(games, prior_sd)
+    # BFGS works in log-odds units, where the gradient is of order one.
+    result = minimize(
+        lambda theta: objective(theta * ELO_PER_LOG_ODDS),
+        np.zeros(size),
+        method="BFGS",
+        options={"gtol": 1e-9},
+    )
+    ratings = result.x * ELO_PER_LOG_ODDS
+    return ratings, covariance_at(objective, ratings)

@@ -20,6 +20,9 @@ def test_pages_map_to_their_html() -> None:
     match = static_response("/matches/m-17_a.b:c")
     assert match is not None and match.status == 200
     assert b'src="/static/js/match.js"' in match.body
+    bot = static_response("/bots/mcts%20v2.1")  # any percent-encoded name: the API decides
+    assert bot is not None and bot.status == 200
+    assert b'src="/static/js/bot.js"' in bot.body
 
 
 @pytest.mark.parametrize(
@@ -80,6 +83,8 @@ def test_javascript_imports_point_at_shipped_modules() -> None:
         "/static/missing.js",
         "/matches/",
         "/matches/a/b",
+        "/bots/",
+        "/bots/a/b",
         "/viewer.py",
         "/api/leaderboard",
     ],

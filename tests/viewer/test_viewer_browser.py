@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import re
 from collections.abc import Awaitable, Callable
@@ -216,9 +217,14 @@ async def test_home_lists_live_matches_leaderboards_and_results(
     rows = page.locator('.tab-panel[data-game="tictactoe"] tbody tr')
     await expect(rows).to_have_count(2)
     await expect(rows.nth(0)).to_contain_text("1")
+    fitted = {e.bot: e for e in await arena.api.leaderboard_entries("tictactoe")}
     for row in await arena.store.leaderboard("tictactoe"):
-        rating = page.locator(f'.leaderboard tr[data-bot="{row.bot}"] .rating')
-        await expect(rating).to_have_text(str(round(row.rating)))
+        line = page.locator(f'.leaderboard tr[data-bot="{row.bot}"]')
+        # Rounded half up, as the page's Math.round does.
+        await expect(line.locator(".elo")).to_have_text(str(math.floor(row.rating + 0.5)))
+        rating = fitted[row.bot].rating
+        await expect(line.locator(".rating")).to_have_text(str(math.floor(rating + 0.5)))
+        await expect(line).to_have_attribute("data-provisional", "true")  # one game each
     await page.click('.tab[data-game="connect4"]')
     await expect(page.locator(".tab-panel")).to_contain_text("No rated games yet")
 

@@ -51,6 +51,18 @@ export function formatRating(rating) {
   return rating === null || rating === undefined ? "–" : String(Math.round(rating));
 }
 
+/** A fitted rating in words: "1642 ± 51 (95%)", "provisional" when it is. */
+export function formatRatingInterval(row) {
+  if (row.ci95 === undefined || row.ci95 === null) return formatRating(row.rating);
+  const text = `${formatRating(row.rating)} ± ${formatRating(row.ci95)} (95%)`;
+  return row.provisional ? `${text}, provisional` : text;
+}
+
+/** A link to a bot's page. */
+export function botLink(name, attrs = {}) {
+  return el("a", { href: `/bots/${encodeURIComponent(name)}`, class: "bot-link", ...attrs }, name);
+}
+
 /** A rating change: "+12", "−8" (typographic minus). */
 export function formatDelta(delta) {
   const rounded = Math.round(delta);

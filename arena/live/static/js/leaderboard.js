@@ -1,8 +1,31 @@
 // Leaderboards: one table per game from GET /api/leaderboard?game=NAME, behind tabs.
+//
+// Bots are ranked by their fitted rating, shown with its 95% interval; a rank
+// range ("1–3") says which places the intervals allow, "?" marks a provisional
+// rating, and the incremental Elo that match results report has its own column.
+// Each bot links to its page (/bots/NAME).
 
 import { fetchJSON } from "./api.js";
 import { gameFor } from "./boards/index.js";
-import { el, formatRating } from "./dom.js";
+import { botLink, el, formatRating, formatRatingInterval } from "./dom.js";
+
+const PROVISIONAL_TITLE = "provisional: under 20 rated games, or the 95% interval is wider than ±100";
+
+function rankCell(row) {
+  const low = row.rank_low ?? row.rank;
+  const high = row.rank_high ?? row.rank;
+  const range = low === high ? null
+    : el("span", { class: "rank-range muted", title: `could rank ${low} to ${high}` }, `${low}–${high}`);
+  return el("td", { class: "num rank" }, row.rank, range);
+}
+
+function ratingCell(row) {
+  return el("td", { class: "num rating-cell" },
+    el("span", { class: "rating" }, formatRating(row.rating)),
+    row.ci95 === undefined || row.ci95 === null ? null
+      : el("span", { class: "ci muted" }, ` ± ${formatRating(row.ci95)}`),
+    row.provisional ? el("abbr", { class: "provisional", title: PROVISIONAL_TITLE }, "?") : null);
+}
 
 function table(entries) {
   if (!entries.length) return el("p", { class: "muted" }, "No rated games yet.");
@@ -10,19 +33,24 @@ function table(entries) {
     el("thead", {}, el("tr", {},
       el("th", { scope: "col", class: "num" }, "#"),
       el("th", { scope: "col" }, "Bot"),
-      el("th", { scope: "col", class: "num" }, "Rating"),
+      el("th", { scope: "col", class: "num", title: "fitted rating ± 95% interval" }, "Rating"),
+      el("th", { scope: "col", class: "num elo", title: "incremental Elo, as match results report it" }, "Elo"),
       el("th", { scope: "col", class: "num" }, "Games"),
       el("th", { scope: "col", class: "num wdl" }, "W / D / L"))),
-    el("tbody", {}, entries.map((row) => el("tr", { dataset: { bot: row.bot } },
-      el("td", { class: "num" }, row.rank),
+    el("tbody", {}, entries.map((row) => el("tr", {
+      dataset: { bot: row.bot, provisional: String(Boolean(row.provisional)) },
+      title: `${formatRatingInterval(row)} · ${row.wins} W / ${row.draws} D / ${row.losses} L`,
+    },
+      rankCell(row),
       el("th", { scope: "row" },
         el("span", {
           class: `presence${row.online ? " online" : ""}`,
           title: row.online ? "online" : "offline",
           "aria-label": row.online ? "online" : "offline",
         }),
-        row.bot),
-      el("td", { class: "num rating" }, formatRating(row.rating)),
+        botLink(row.bot)),
+      ratingCell(row),
+      el("td", { class: "num elo" }, formatRating(row.elo)),
       el("td", { class: "num" }, row.games),
       el("td", { class: "num wdl" }, `${row.wins} / ${row.draws} / ${row.losses}`)))));
 }

@@ -1,0 +1,227 @@
+"""The server's leaderboards: fitted once per change, cached, never refitted per request.
+
+``Leaderboards`` keeps one ``Board`` per game. A board is built from one read
+of the database (the store's leaderboard rows and the rated games per pair of
+seats, in one transaction) and one ``fit_ratings``, run in a worker thread so
+the event loop keeps serving. It is rebuilt only when
+
+- a rated result of that game has committed (``result_committed``; the server
+  calls it from each rated ``match_end``), and at least ``refresh_s`` has
+  passed since the last build began; or
+- it is older than ``max_age_s`` (results committed by other arena processes
+  sharing the database, ``arena bots remove``, ``arena ratings rebuild``).
+
+``board(game)`` returns the cached board at once unless a rebuild is due; a
+due rebuild is awaited (so a bot asking right after its match sees its result
+whenever the board has been quiet for ``refresh_s``), and concurrent callers
+share it. Within ``refresh_s`` of the last build a caller gets the cached
+board, so a burst of results costs at most one fit per interval, not one per
+result or per request. A read that finds the same rows and games as the
+cached board keeps it (no refit).
+
+Listeners (``listen``) hear of every new board. With a listener (the MQTT
+publisher) a committed result schedules its own rebuild, so the board is
+republished within about ``refresh_s`` of a result even if nobody asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from arena.leaderboard.board import Board, build_board
+from arena.play.lobby import check_game
+from arena.play.match import Match
+from arena.store import LeaderboardRow
+from arena.store.queries import PairCell
+from protocol.messages import Analysis, MatchEnd, Moved
+
+log = logging.getLogger(__name__)
+
+REFRESH_S = 1.0
+"""Least time between two builds of one game's board while results keep coming."""
+
+MAX_AGE_S = 30.0
+"""A board older than this is re-read on the next request even without a known result."""
+
+Spawn = Callable[[Coroutine[Any, Any, None], str], object]
+"""Runs a coroutine as a supervised task (``Supervisor.spawn``)."""
+
+
+class LeaderboardSource(Protocol):
+    """What a board is read from (``Store.leaderboard_inputs``)."""
+
+    async def leaderboard_inputs(self, game: str) -> tuple[list[LeaderboardRow], list[PairCell]]:
+        """The active rated bots' rows and the rated games per ordered pair of seats."""
+        ...
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One game's cache entry."""
+
+    board: Board | None = None
+    inputs: tuple[tuple[LeaderboardRow, ...], tuple[PairCell, ...]] | None = None
+    started: float = -1e18
+    """When the last build began (clock seconds)."""
+    dirty: bool = False
+    building: asyncio.Task[Board] | None = None
+    scheduled: bool = False
+
+
+def _quietly(task: asyncio.Task[Board]) -> None:
+    """Retrieve a build's failure: its callers got it; with none left (shutdown) it is moot."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("leaderboard build failed", exc_info=task.exception())
+
+
+def _default_spawn(coro: Coroutine[Any, Any, None], name: str) -> object:
+    return asyncio.get_running_loop().create_task(coro, name=name)
+
+
+class Leaderboards:
+    """Cached fitted leaderboards, one per game; see the module docstring."""
+
+    def __init__(
+        self,
+        source: LeaderboardSource,
+        *,
+        refresh_s: float = REFRESH_S,
+        max_age_s: float = MAX_AGE_S,
+        clock: Callable[[], float] = time.monotonic,
+        spawn: Spawn = _default_spawn,
+    ) -> None:
+        self._source = source
+        self._refresh_s = refresh_s
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._spawn = spawn
+        self._slots: dict[str, _Slot] = {}
+        self._listeners: list[Callable[[Board], None]] = []
+        self._versions = 0
+        self.fits = 0
+        """Boards fitted so far (a read that found nothing new fits nothing)."""
+
+    # Reading ----------------------------------------------------------------------
+
+    async def board(self, game: str) -> Board:
+        """``game``'s board: cached, or rebuilt first when a rebuild is due; ``no_such_game``."""
+        check_game(game)
+        slot = self._slots.setdefault(game, _Slot())
+        now = self._clock()
+        if slot.board is None or slot.building is not None:
+            return await self._build(game, slot)
+        stale = slot.dirty or now - slot.started >= self._max_age_s
+        if stale and now - slot.started >= self._refresh_s:
+            return await self._build(game, slot)
+        return slot.board
+
+    def cached(self, game: str) -> Board | None:
+        """The board last built for ``game``, without reading anything."""
+        slot = self._slots.get(game)
+        return None if slot is None else slot.board
+
+    def listen(self, callback: Callable[[Board], None]) -> None:
+        """Call ``callback(board)`` with every board built from now on, and the cached ones now.
+
+        With a listener, a committed result is followed by a rebuild even if
+        nobody asks (within ``refresh_s``).
+        """
+        self._listeners.append(callback)
+        for slot in list(self._slots.values()):
+            if slot.board is not None:
+                callback(slot.board)
+
+    # Invalidation -----------------------------------------------------------------
+
+    def result_committed(self, game: str) -> None:
+        """A rated result of ``game`` is in the database: the board is out of date."""
+        slot = self._slots.get(game)
+        if slot is None:
+            if not self._listeners:
+                return  # nobody has read this board yet: the first read builds it
+            slot = self._slots.setdefault(game, _Slot())
+        slot.dirty = True
+        if self._listeners:
+            self._schedule(game, slot)
+
+    def match_started(self, match: Match) -> None:
+        """Part of the match observer interface; starts change no board."""
+
+    def moved(self, match: Match, moved: Moved, analysis: Analysis | None) -> None:
+        """Part of the match observer interface; moves change no board."""
+
+    def match_ended(self, match: Match, end: MatchEnd) -> None:
+        """A committed end: a rated result makes its game's board out of date."""
+        if end.rated and end.rating_changes:
+            self.result_committed(match.game)
+
+    # Building ---------------------------------------------------------------------
+
+    async def _build(self, game: str, slot: _Slot) -> Board:
+        if slot.building is None:
+            slot.building = asyncio.get_running_loop().create_task(
+                self._read_and_fit(game, slot), name=f"leaderboard-{game}"
+            )
+            slot.building.add_done_callback(_quietly)
+        building = slot.building
+        # Shielded: one caller giving up must not cancel the build others wait for.
+        return await asyncio.shield(building)
+
+    async def _read_and_fit(self, game: str, slot: _Slot) -> Board:
+        try:
+            slot.started = self._clock()
+            slot.dirty = False  # a result committed from now on needs another build
+            rows, cells = await self._source.leaderboard_inputs(game)
+            inputs = (tuple(rows), tuple(cells))
+            if slot.board is not None and inputs == slot.inputs:
+                return slot.board
+            self._versions += 1
+            board = await asyncio.to_thread(build_board, game, rows, cells, self._versions)
+            self.fits += 1
+            slot.board, slot.inputs = board, inputs
+        except BaseException:
+            slot.dirty = True
+            raise
+        finally:
+            slot.building = None
+            if slot.dirty and self._listeners:
+                self._schedule(game, slot)
+        for listener in list(self._listeners):
+            try:
+                listener(board)
+            except Exception:
+                log.exception("a leaderboard listener failed for %s", game)
+        return board
+
+    def _schedule(self, game: str, slot: _Slot) -> None:
+        """Rebuild ``game``'s board once ``refresh_s`` has passed since the last build began.
+
+        A build under way when the time comes reschedules when it ends, if needed.
+        """
+        if slot.scheduled or slot.building is not None:
+            return
+        slot.scheduled = True
+        delay = max(0.0, slot.started + self._refresh_s - self._clock())
+        self._spawn(self._rebuild_later(game, slot, delay), f"leaderboard-refresh-{game}")
+
+    async def _rebuild_later(self, game: str, slot: _Slot, delay: float) -> None:
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            slot.scheduled = False
+        if slot.dirty and slot.building is None:
+            try:
+                await self._build(game, slot)
+            except Exception:  # the store may be closing; the next result or request retries
+                log.warning("leaderboard of %s not rebuilt", game, exc_info=True)
+
+    async def refresh_all(self, games: Sequence[str]) -> None:
+        """Build the boards of ``games`` now (at start, so listeners have every board)."""
+        for game in games:
+            slot = self._slots.setdefault(game, _Slot())
+            await self._build(game, slot)

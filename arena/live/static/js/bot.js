@@ -1,0 +1,150 @@
+// A bot's page (/bots/<name>): its rating in each game with the 95% interval,
+// rank range and incremental Elo, a chart of how the rating developed, its
+// record against each opponent (with the Elo difference those games show), and
+// its latest matches. Everything comes from GET /api/bots/<name>.
+
+import { fetchJSON } from "./api.js";
+import { gameFor } from "./boards/index.js";
+import { ratingChart } from "./chart.js";
+import {
+  botLink, describeTermination, el, formatRating, formatRatingInterval, formatWhen,
+} from "./dom.js";
+
+const $ = (id) => document.getElementById(id);
+const name = decodeURIComponent(location.pathname.split("/").filter(Boolean).at(-1) ?? "");
+
+function gameTitle(game) {
+  try {
+    return gameFor(game).title;
+  } catch {
+    return game;
+  }
+}
+
+function percent(fraction) {
+  return `${(fraction * 100).toFixed(fraction > 0.995 || fraction < 0.005 ? 2 : 1)}%`;
+}
+
+function signed(value) {
+  const rounded = Math.round(value);
+  return rounded > 0 ? `+${rounded}` : rounded < 0 ? `\u2212${-rounded}` : "±0";
+}
+
+function fact(label, ...value) {
+  return el("div", {}, el("dt", {}, label), el("dd", {}, ...value));
+}
+
+function facts(line) {
+  const rank = line.rank === null ? "—"
+    : line.rank_low === line.rank_high ? `${line.rank} of ${line.bots}`
+      : `${line.rank} of ${line.bots} (could be ${line.rank_low}–${line.rank_high})`;
+  return el("dl", { class: "bot-facts" },
+    fact("Rating", el("span", { class: "rating" }, formatRating(line.rating)),
+      line.ci95 === null ? null : el("span", { class: "ci" }, ` ± ${formatRating(line.ci95)}`),
+      line.provisional ? el("span", { class: "badge", title: "under 20 rated games, or ±95% over 100" }, "provisional") : null),
+    fact("Rank", rank),
+    fact("Elo", formatRating(line.elo)),
+    fact("Games", `${line.games}: ${line.wins} W / ${line.draws} D / ${line.losses} L`));
+}
+
+function opponentsTable(line) {
+  if (!line.opponents.length) return null;
+  return el("table", { class: "opponents" },
+    el("thead", {}, el("tr", {},
+      el("th", { scope: "col" }, "Opponent"),
+      el("th", { scope: "col", class: "num" }, "Games"),
+      el("th", { scope: "col", class: "num wdl" }, "W / D / L"),
+      el("th", { scope: "col", class: "num", title: "Elo difference these games show, ± 95%" }, "Elo diff"),
+      el("th", { scope: "col", class: "num", title: "likelihood of superiority" }, "LOS"),
+      el("th", { scope: "col", class: "num wdl" }, "Their rating"))),
+    el("tbody", {}, line.opponents.map((row) => el("tr", { dataset: { bot: row.bot } },
+      el("th", { scope: "row" }, botLink(row.bot)),
+      el("td", { class: "num" }, row.games),
+      el("td", { class: "num wdl" }, `${row.wins} / ${row.draws} / ${row.losses}`),
+      el("td", { class: "num" }, `${signed(row.elo_estimate.elo)} ± ${Math.round(row.elo_estimate.elo95)}`),
+      el("td", { class: "num" }, percent(row.elo_estimate.los)),
+      el("td", { class: "num wdl" }, formatRatingInterval(row))))));
+}
+
+/** Charts to (re)draw at their figure's width: figure -> draw(width). */
+const charts = new Map();
+
+function drawCharts() {
+  for (const [figure, draw] of charts) {
+    const width = figure.clientWidth;
+    if (width && figure.dataset.width !== String(width)) {
+      figure.dataset.width = String(width);
+      figure.querySelector("svg")?.remove();
+      figure.prepend(draw(width));
+    }
+  }
+}
+
+function gameSection(line) {
+  const title = gameTitle(line.game);
+  const label = `${name}'s rating in ${title}: ${formatRatingInterval(line)} after ${line.games} games`;
+  let chart = null;
+  if (line.history.length || line.elo_history.length) {
+    chart = el("figure", { class: "chart" },
+      el("figcaption", { class: "legend muted" },
+        el("span", { class: "legend-item" }, el("span", { class: "key band-key" }),
+          "fitted rating with its 95% interval"),
+        el("span", { class: "legend-item" }, el("span", { class: "key elo-key" }), "incremental Elo")));
+    charts.set(chart, (width) => ratingChart(line.history, line.elo_history, label, width));
+  }
+  return el("section", { class: "panel bot-game", dataset: { game: line.game }, "aria-label": title },
+    el("div", { class: "panel-head" }, el("h2", {}, title)),
+    facts(line),
+    chart,
+    opponentsTable(line));
+}
+
+function resultText(match) {
+  if (match.status === "live") return "playing";
+  if (match.score === null) return "no result";
+  return match.score === 1 ? "won" : match.score === 0 ? "lost" : "draw";
+}
+
+function matchList(matches) {
+  if (!matches.length) return el("p", { class: "muted" }, "No matches yet.");
+  return el("ul", { class: "recent" }, matches.map((match) => el("li", { dataset: { matchId: match.id } },
+    el("a", { href: `/matches/${encodeURIComponent(match.id)}` },
+      el("span", { class: "recent-players" }, `vs ${match.opponent}`),
+      el("span", { class: `recent-result${match.score === 1 ? " won" : ""}` }, resultText(match)),
+      el("span", { class: "recent-meta muted" },
+        [gameTitle(match.game), match.rated ? "rated" : "unrated",
+          match.termination ? describeTermination(match.termination, match.game) : null,
+          formatWhen(match.ended_at ?? match.started_at)].filter(Boolean).join(" · "))))));
+}
+
+async function load() {
+  const root = $("bot");
+  document.title = `${name} · MCTS Arena`;
+  $("bot-name").textContent = name;
+  try {
+    const data = await fetchJSON(`/api/bots/${encodeURIComponent(name)}`);
+    $("bot-facts").replaceChildren(
+      el("span", { class: `presence${data.online ? " online" : ""}`, "aria-hidden": "true" }),
+      data.online ? "online" : "offline",
+      data.active ? "" : " · removed",
+      ` · registered ${new Date(data.created_at).toLocaleDateString()}`);
+    $("bot-games").replaceChildren(...(data.ratings.length
+      ? data.ratings.map(gameSection)
+      : [el("p", { class: "panel muted" }, "No rated games yet.")]));
+    $("bot-matches").replaceChildren(matchList(data.recent_matches));
+    drawCharts(); // now that the figures are laid out and have a width
+    root.dataset.status = "ready";
+  } catch (error) {
+    $("bot-games").replaceChildren(el("p", { class: "panel error" },
+      error.status === 404 ? `No bot is called ${name}.` : `Bot unavailable: ${error.message}`));
+    root.dataset.status = error.status === 404 ? "missing" : "error";
+  }
+}
+
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(drawCharts, 150);
+});
+
+load();

@@ -1,0 +1,59 @@
+"""Rated results written through the real store, and what the tests expect of them.
+
+``seed_results`` plays nothing: it opens and finishes matches through the
+store's public API (the same group commit a server uses), so the database
+holds ordinary finished, rated matches with their Elo changes. ``expected_fit``
+computes the leaderboard's fit from the same list without any server code:
+``tally_pairs`` over the games, then ``fit_ratings``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from arena.stats import RatingFit, fit_ratings, tally_pairs
+from arena.store import Store
+from protocol.games import Termination
+
+Game = tuple[str, str, float]
+"""``(player 0, player 1, player 0's score)``."""
+
+
+def random_games(names: list[str], count: int, seed: int, skill: dict[str, float]) -> list[Game]:
+    """``count`` games between random pairs, won by the stronger more often (draws too)."""
+    rng = random.Random(seed)
+    games = []
+    for _ in range(count):
+        first, second = rng.sample(names, 2)
+        edge = 1.0 / (1.0 + 10.0 ** ((skill[second] - skill[first]) / 400.0))
+        roll = rng.random()
+        draw = 0.2 * 4 * edge * (1 - edge)
+        score = 1.0 if roll < edge - draw / 2 else 0.5 if roll < edge + draw / 2 else 0.0
+        games.append((first, second, score))
+    return games
+
+
+async def seed_results(store: Store, game: str, games: list[Game], chunk: int = 200) -> None:
+    """Write ``games`` as finished rated matches, oldest first (a few group commits)."""
+    for start in range(0, len(games), chunk):
+        part = games[start : start + chunk]
+        ids = [await store.open_match(game, (a, b), 1000, 0) for a, b, _ in part]
+        await asyncio.gather(
+            *(
+                store.finish_match(
+                    match_id,
+                    {1.0: 0, 0.0: 1, 0.5: None}[score],
+                    Termination.DRAW if score == 0.5 else Termination.LINE,
+                    None,
+                    True,
+                )
+                for match_id, (_, _, score) in zip(ids, part, strict=True)
+            )
+        )
+
+
+def expected_fit(games: list[Game], shown: list[str] | None = None) -> RatingFit:
+    """The fit the leaderboard must show, from the games alone (ranked among ``shown``)."""
+    fit = fit_ratings(tally_pairs(games), bots=shown or (), weights="games")
+    return fit if shown is None else fit.only(shown)
