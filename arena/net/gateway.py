@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
 from arena.live.spectators import SpectatorHub
+from arena.net.connection_log import log_closed
 from arena.net.inorder import InOrder
 from arena.net.limits import LoginThrottle, TokenBucket
 from arena.net.websocket import Data, WebSocketConnection
@@ -247,7 +248,7 @@ class Gateway:
             session.hello_timer.cancel()
         self.connections.discard(conn)
         self._hub.unwatch(conn)
-        _log_closed(session)
+        log_closed(conn, session.opened_at)
         if conn.role != "bot" or conn.name is None:
             return
         name = conn.name
@@ -550,36 +551,3 @@ class Gateway:
         self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
         self._matchmaker.schedule()
 
-
-def _log_closed(session: _Session) -> None:
-    """One line per connection, when it ends: who it was, how long, how it closed."""
-    conn = session.conn
-    protocol = conn.protocol
-    sent, received = protocol.close_sent, protocol.close_rcvd
-    if sent is not None and (received is None or not protocol.close_rcvd_then_sent):
-        code, by, reason = sent.code, "server", sent.reason
-    elif received is not None:
-        code, by, reason = received.code, "client", received.reason
-    else:
-        code, by, reason = 1006, "network", "connection lost"  # RFC 6455: no close frame
-    who = {"bot": f"bot {conn.name}", "spectator": "spectator"}.get(conn.role or "", "no hello")
-    seconds = round(time.monotonic() - session.opened_at, 1)
-    log.info(
-        "connection from %s closed after %.1f s: %s, close %d by the %s%s",
-        conn.remote,
-        seconds,
-        who,
-        code,
-        by,
-        f" ({reason})" if reason else "",
-        extra={
-            "event": "connection_closed",
-            "remote": conn.remote,
-            "role": conn.role,
-            "bot": conn.name,
-            "duration_s": seconds,
-            "close_code": int(code),
-            "closed_by": by,
-            "close_reason": reason,
-        },
-    )
