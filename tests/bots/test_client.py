@@ -22,6 +22,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from bots import make_strategy_from_spec
+from bots.budget import Budget
 from bots.client import (
     Backoff,
     BotClient,
@@ -378,7 +379,7 @@ async def test_a_move_finished_while_disconnected_is_sent_when_asked_again(
 
         calls = 0
 
-        async def choose(self, state: GameState) -> Decision:
+        async def choose(self, state: GameState, budget: Budget) -> Decision:
             self.calls += 1
             await release.wait()
             return Decision(state.legal_moves()[-1])
@@ -420,7 +421,7 @@ async def test_trusts_the_server_position_and_replaces_an_illegal_choice(scripte
     class Recorder:
         """Records what it is asked; answers an illegal move the second time."""
 
-        async def choose(self, state: GameState) -> Decision:
+        async def choose(self, state: GameState, budget: Budget) -> Decision:
             seen.append(state)
             return Decision(99 if len(seen) == 2 else state.legal_moves()[0])
 
@@ -684,9 +685,9 @@ async def test_function_chooser_accepts_async_functions_and_decisions() -> None:
     async def think(state: GameState) -> Decision:
         return Decision(state.legal_moves()[1])
 
-    assert await FunctionChooser(think).choose(new_game("connect4")) == Decision(1)
+    assert await FunctionChooser(think).choose(new_game("connect4"), Budget.UNLIMITED) == Decision(1)
     with pytest.raises(TypeError):
-        await FunctionChooser(lambda state: "3").choose(new_game("connect4"))  # type: ignore[arg-type, return-value]
+        await FunctionChooser(lambda state: "3").choose(new_game("connect4"), Budget.UNLIMITED)  # type: ignore[arg-type, return-value]
 
 
 # Pieces ----------------------------------------------------------------------------------------
