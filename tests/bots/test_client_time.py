@@ -1,0 +1,124 @@
+"""The client's clock: each move's ``Budget`` comes from ``your_turn`` and the measured round
+trip, and bots whose own budget is ten times the match's move time never lose on time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bots import make_strategy_from_spec
+from bots.budget import Budget, think_ms
+from bots.client import BotClient, Decision, StrategyChooser
+from protocol.games import GameState
+from protocol.messages import Move, Seek, YourTurn
+from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes
+from tests.bots.scripted import Peer, config, end_match, run_client, start_match
+from tests.relay import TcpRelay
+
+
+class Recorder:
+    """Answers the first legal move; records each budget and when it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[float, Budget]] = []
+
+    async def choose(self, state: GameState, budget: Budget) -> Decision:
+        self.asked.append((time.monotonic(), budget))
+        return Decision(state.legal_moves()[0])
+
+
+async def test_each_move_gets_its_budget_from_your_turn_and_the_round_trip(
+    scripted: Any,
+) -> None:
+    delay_s = 0.05  # the relay holds back what the bot sends: its pongs come back late
+    turns = [(900, 0), (5400, 5000)]
+
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        await peer.expect(Seek)
+        state = await start_match(peer, "m1", "tictactoe", you=0)
+        await asyncio.sleep(3 * delay_s)  # the client's first ping has come back
+        for ply, (time_left, bank) in zip((0, 2), turns, strict=True):
+            await peer.send(YourTurn(match_id="m1", ply=ply, position=state.encode(),
+                                     legal_moves=tuple(state.legal_moves()),
+                                     time_left_ms=time_left, bank_ms=bank))
+            move = await peer.expect(Move)
+            state = state.play(move.move).play(state.play(move.move).legal_moves()[0])
+        await end_match(peer, "m1", None, "draw")
+        await peer.client_close_code()
+
+    server = await scripted(script)
+    port = int(server.url.rsplit(":", 1)[1])
+    relay = TcpRelay(port, uplink_delay_s=delay_s)
+    recorder = Recorder()
+    try:
+        relay_port = await relay.start()
+        await run_client(BotClient(config(f"ws://127.0.0.1:{relay_port}"), recorder))
+    finally:
+        await relay.close()
+    await server.check()
+    assert len(recorder.asked) == 2
+    for (asked_at, budget), (time_left, bank) in zip(recorder.asked, turns, strict=True):
+        assert (budget.time_left_ms, budget.bank_ms) == (time_left, bank)
+        assert budget.rtt_ms >= delay_s * 1000
+        planned = think_ms(time_left, bank, budget.rtt_ms, budget.rtt_ms) / 1000
+        remaining = budget.remaining_s(asked_at)
+        assert remaining is not None and planned - 0.05 < remaining <= planned
+
+
+async def test_a_budget_larger_than_the_time_control_is_warned_about_once(
+    scripted: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def script(peer: Peer) -> None:
+        await peer.handshake()
+        await peer.expect(Seek)
+        for match_id in ("m1", "m2"):
+            await start_match(peer, match_id, "tictactoe", you=0)
+            await end_match(peer, match_id, None, "draw")
+            await peer.expect(Seek)
+        await peer.ws.close()
+
+    server = await scripted(script)
+    caplog.set_level(logging.WARNING, logger="bots.client")
+    with make_strategy_from_spec("mcts:time_ms=2000,workers=0", "tictactoe") as strategy:
+        client = BotClient(config(server.url, games=2), StrategyChooser(strategy))
+        await run_client(client)
+    await server.check()
+    warnings = [r.getMessage() for r in caplog.records if "takes 2000 ms a move" in r.getMessage()]
+    assert len(warnings) == 1, caplog.text
+    assert "gives 1000 ms (bank 0 ms)" in warnings[0] and "about 870 ms" in warnings[0]
+
+
+async def test_bots_set_for_2_s_a_move_never_lose_on_time_in_a_200_ms_match(
+    tmp_path: Path,
+) -> None:
+    # Two matches at once per bot: one bot's searches queue for its one worker, and the
+    # deadline of a move that waits is still the one its your_turn set.
+    play = ("--game", "connect4", "--move-ms", "200", "--games", "4", "--max-matches", "2")
+    specs = {"alice": "mcts:time_ms=2000,workers=1,seed=1",
+             "bob": "mcts-heavy:sims=100000000,workers=1,seed=2"}
+    async with ArenaProcess(tmp_path, tuple(specs), "--move-ms", "200") as arena:
+        bots = [await start_bot(arena.url, name, arena.tokens[name], *play, "--strategy", spec)
+                for name, spec in specs.items()]
+        try:
+            async with asyncio.timeout(120):
+                logs = [(await bot.communicate())[1].decode() for bot in bots]
+            finished = await arena.matches("finished")
+        finally:
+            await stop_processes(*bots)
+    for bot, log in zip(bots, logs, strict=True):
+        assert bot.returncode == 0, log
+    assert "takes 2000 ms a move but match" in logs[0]
+    assert len(finished) == 4
+    assert [m["termination"] for m in finished if m["termination"] not in ("line", "draw")] == []
+    think = [move["think_ms"] for match in finished for move in match["moves"]]
+    assert max(think) < 200
+    # The bots used their time: the opening moves (before any proof) search to the deadline.
+    opening = [move["think_ms"] for match in finished for move in match["moves"][:8]]
+    assert statistics.median(opening) > 100, opening
