@@ -5,21 +5,30 @@ A strategy gets the clock the server gave this move (``your_turn``'s
 ``deadline`` on ``time.monotonic()`` that already leaves the safety margin::
 
     spend    = (time_left_ms - bank_ms) + BANK_SHARE * bank_ms
-    margin   = MARGIN_MS + MARGIN_FRACTION * spend + uncredited round trip
+    margin   = max(MARGIN_MS, LAG_FACTOR * lag) + MARGIN_FRACTION * spend
+               + uncredited round trip
     think    = max(0, spend - margin)
     deadline = (when your_turn arrived) + think
 
-``spend_ms`` is the per-move limit plus a tenth of what is left of the bank,
+``spend`` is the per-move limit plus a tenth of what is left of the bank,
 so the bank shrinks geometrically and is never planned away. The margin
 covers what happens outside the search: the hand-off to the search workers,
-merging their results, sending the move, and a scheduler that is late on a
-busy machine. The server credits the network round trip back (the smallest
-one it measured lately, at most ``RTT_CREDIT_CAP_MS``), so only what this
-move's trip may take beyond that credit is subtracted: the latest round trip
-minus the smallest this connection has seen, plus anything above the cap.
+merging their results, sending the move, and schedulers that are late on a
+busy machine (the bot's and the server's). ``lag`` is how much of its
+margin the server's clock actually took on this bot's recent moves
+(``LagMeter``, the second worst of the last 20, so one hiccup does not
+starve the next twenty searches): on a loaded machine the margin grows to
+one and a half times that. The server credits the network round trip back (the
+smallest one it measured lately, at most ``RTT_CREDIT_CAP_MS``), so only
+what this move's trip may take beyond that credit is subtracted: the latest
+round trip minus the smallest this connection has seen, plus anything above
+the cap.
 
 A strategy stops at the deadline even when its own budget (``time_ms``,
 ``sims``) would go on: ``budget.cap_s(configured_s)`` is the time to search.
+``expires`` is the last moment to send a move at all (the whole time left,
+less the uncredited round trip and ``SEND_MS``): a client that has no move
+from its search by then sends a fallback move rather than lose on time.
 ``Budget.UNLIMITED`` (no clock) is what offline play without a time control
 passes.
 """
@@ -27,6 +36,7 @@ passes.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -41,6 +51,15 @@ BANK_SHARE = 0.10
 
 RTT_CREDIT_CAP_MS = 1000.0
 """The most round trip the server credits back per move (see docs/protocol.md)."""
+
+SEND_MS = 20.0
+"""What ``expires`` keeps back for sending the move and the server reading it."""
+
+LAG_FACTOR = 1.5
+"""How far the fixed margin grows beyond the worst lag seen lately."""
+
+LAG_WINDOW = 20
+"""How many of this bot's last moves the lag is taken over."""
 
 
 def uncredited_rtt_ms(rtt_ms: float, rtt_floor_ms: float | None) -> float:
@@ -60,12 +79,59 @@ def think_ms(
     rtt_ms: float = 0.0,
     rtt_floor_ms: float | None = None,
     margin_ms: float = MARGIN_MS,
+    lag_ms: float = 0.0,
 ) -> float:
     """How long a strategy may search for a move given this clock (the module's formula)."""
     per_move = max(0.0, time_left_ms - bank_ms)
     spend = per_move + BANK_SHARE * max(0.0, bank_ms)
-    margin = margin_ms + MARGIN_FRACTION * spend + uncredited_rtt_ms(rtt_ms, rtt_floor_ms)
+    fixed = max(margin_ms, LAG_FACTOR * lag_ms)
+    margin = fixed + MARGIN_FRACTION * spend + uncredited_rtt_ms(rtt_ms, rtt_floor_ms)
     return max(0.0, spend - margin)
+
+
+def rtt_credit_ms(rtt_floor_ms: float | None) -> float:
+    """About what the server credits back for a move: its round-trip floor, capped."""
+    return 0.0 if rtt_floor_ms is None else min(rtt_floor_ms, RTT_CREDIT_CAP_MS)
+
+
+class LagMeter:
+    """How much of its margin the server's clock took on this bot's last moves.
+
+    For each move the client notes what the server should charge (the planned
+    search plus the round trip it credits); when the server reports the move
+    (``moved.think_ms``, measured before the credit), the excess is one
+    sample of what the hand-off, the network and both machines' schedulers
+    added. ``lag_ms`` is the second largest of the last ``window`` samples:
+    a lag that keeps coming back counts, a single hiccup does not.
+    """
+
+    def __init__(self, window: int = LAG_WINDOW) -> None:
+        self._expected: dict[str, tuple[int, float]] = {}
+        self._samples: deque[float] = deque(maxlen=window)
+
+    @property
+    def lag_ms(self) -> float:
+        """The second worst recent lag (0 before two samples)."""
+        worst = sorted(self._samples)[-2:]
+        return worst[0] if len(worst) == 2 else 0.0
+
+    def planned(self, match_id: str, ply: int, planned_ms: float, credit_ms: float) -> None:
+        """A search of ``planned_ms`` starts for ``ply`` of ``match_id``."""
+        self._expected[match_id] = (ply, planned_ms + credit_ms)
+
+    def charged(self, match_id: str, ply: int, measured_ms: float) -> None:
+        """The server measured ``measured_ms`` for this bot's move at ``ply``."""
+        expected = self._expected.get(match_id)
+        if expected is not None and expected[0] == ply:
+            del self._expected[match_id]
+            self._samples.append(max(0.0, measured_ms - expected[1]))
+
+    def forget(self, match_id: str | None = None) -> None:
+        """Drop the pending move of ``match_id`` (of every match when None)."""
+        if match_id is None:
+            self._expected.clear()
+        else:
+            self._expected.pop(match_id, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +150,10 @@ class Budget:
     """``your_turn.bank_ms``: the bank part of ``time_left_ms``."""
     rtt_ms: float = 0.0
     """The network round trip the client measured last (0 before any measurement)."""
+    planned_ms: float | None = None
+    """The search time from the turn's arrival to ``deadline`` (None: no clock)."""
+    expires: float | None = None
+    """The last moment (``time.monotonic()``) a move can be sent and still count."""
 
     UNLIMITED: ClassVar[Budget]
 
@@ -96,15 +166,21 @@ class Budget:
         rtt_ms: float = 0.0,
         rtt_floor_ms: float | None = None,
         margin_ms: float = MARGIN_MS,
+        lag_ms: float = 0.0,
     ) -> Budget:
         """The budget of a ``your_turn`` that arrived at ``received`` (``time.monotonic()``)."""
-        think = think_ms(time_left_ms, bank_ms, rtt_ms, rtt_floor_ms, margin_ms)
-        return cls(received + think / 1000.0, time_left_ms, bank_ms, rtt_ms)
+        think = think_ms(time_left_ms, bank_ms, rtt_ms, rtt_floor_ms, margin_ms, lag_ms)
+        last_ms = max(think, time_left_ms - uncredited_rtt_ms(rtt_ms, rtt_floor_ms) - SEND_MS)
+        return cls(
+            received + think / 1000.0, time_left_ms, bank_ms, rtt_ms, think,
+            received + last_ms / 1000.0,
+        )
 
     @classmethod
     def seconds(cls, seconds: float, now: float | None = None) -> Budget:
         """A plain deadline ``seconds`` from ``now`` (default: this instant), no clock fields."""
-        return cls((time.monotonic() if now is None else now) + seconds)
+        start = time.monotonic() if now is None else now
+        return cls(start + seconds, planned_ms=max(0.0, seconds * 1000.0))
 
     @property
     def limited(self) -> bool:

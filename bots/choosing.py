@@ -12,10 +12,10 @@ import math
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from bots.budget import Budget
+from bots.budget import Budget, think_ms
 from bots.strategy import SearchInfo, Strategy
 from protocol.games import GameState
-from protocol.messages import Analysis, MoveStat
+from protocol.messages import Analysis, MoveStat, TimeControl
 from protocol.messages.codes import MAX_ANALYSIS_MOVES
 
 
@@ -47,6 +47,20 @@ class TimedChooser(Protocol):
     def describe(self) -> str:
         """A one-line name for log lines."""
         ...
+
+
+def time_control_warning(chooser: object, tc: TimeControl, margin_ms: float) -> str | None:
+    """Why ``chooser``'s own time limit does not fit ``tc`` (None when it fits or it has none)."""
+    if not isinstance(chooser, TimedChooser) or chooser.time_ms is None:
+        return None
+    allowed_ms = think_ms(tc.move_ms + tc.bank_ms, tc.bank_ms, margin_ms=margin_ms)
+    if chooser.time_ms <= allowed_ms:
+        return None
+    return (
+        f"{chooser.describe()} takes {chooser.time_ms:g} ms a move but the match gives "
+        f"{tc.move_ms} ms (bank {tc.bank_ms} ms): each search stops at its deadline instead, "
+        f"after about {allowed_ms:.0f} ms on the first move"
+    )
 
 
 def analysis_from(info: SearchInfo | None) -> Analysis | None:

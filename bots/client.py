@@ -43,13 +43,13 @@ from collections.abc import Callable
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from bots.budget import Budget, think_ms
+from bots.budget import Budget, LagMeter, rtt_credit_ms
 from bots.choosing import (
     Decision,
     MoveChooser,
     StrategyChooser,
-    TimedChooser,
     analysis_from,
+    time_control_warning,
 )
 from bots.client_config import (
     DEFAULT_TIME_CONTROL,
@@ -149,6 +149,7 @@ class BotClient:
         self._welcomed = False
         self._received_at = 0.0
         self._rtt_floor_ms: float | None = None
+        self._lag = LagMeter()
         self._timers: list[asyncio.TimerHandle] = []
         # Matchmaking and stopping:
         self._seek_pending = False
@@ -357,6 +358,8 @@ class BotClient:
         for timer in self._timers:
             timer.cancel()
         self._timers.clear()
+        # A move answered across a reconnect is timed from before the drop: no sample.
+        self._lag.forget()
         # Remembered so a reconnect can wait for the server to resume them.
         self._matches.disconnected()
 
@@ -385,7 +388,8 @@ class BotClient:
             case YourTurn():
                 self._on_your_turn(message)
             case Moved():
-                self._matches.moved(message)
+                if self._matches.moved(message):  # this bot's move: what did it cost?
+                    self._lag.charged(message.match_id, message.ply, message.think_ms)
             case MatchEnd():
                 self._on_match_end(message)
             case ChallengeReceived():
@@ -439,7 +443,11 @@ class BotClient:
         resumed = self._matches.start(start)
         if resumed is not False:  # resumed, or undecodable
             return
-        self._warn_if_too_slow(start)
+        tc = start.time_control
+        warning = time_control_warning(self.chooser, tc, self.config.margin_ms)
+        if warning and tc not in self._warned:  # once per time control
+            self._warned.add(tc)
+            log.warning("match %s: %s", start.match_id, warning)
         self._seek_pending = False
         if self._forfeiting:  # paired as the resignations went out
             self._resign(start.match_id)
@@ -448,21 +456,6 @@ class BotClient:
                      start.match_id)
         else:
             self._look_for_match()
-
-    def _warn_if_too_slow(self, start: MatchStart) -> None:
-        """Warn (once per time control) when the chooser's own time limit exceeds the match's."""
-        tc, chooser = start.time_control, self.chooser
-        if not isinstance(chooser, TimedChooser) or chooser.time_ms is None or tc in self._warned:
-            return
-        allowed_ms = think_ms(tc.move_ms + tc.bank_ms, tc.bank_ms, margin_ms=self.config.margin_ms)
-        if chooser.time_ms > allowed_ms:
-            self._warned.add(tc)
-            log.warning(
-                "%s takes %g ms a move but match %s gives %d ms (bank %d ms): each search "
-                "stops at its deadline instead, after about %.0f ms on the first move",
-                chooser.describe(), chooser.time_ms, start.match_id, tc.move_ms, tc.bank_ms,
-                allowed_ms,
-            )
 
     def _on_your_turn(self, turn: YourTurn) -> None:
         if self._forfeiting:
@@ -474,11 +467,16 @@ class BotClient:
             self._round_trip_ms(),
             self._rtt_floor_ms,
             self.config.margin_ms,
+            self._lag.lag_ms,
         )
-        self._searches.answer(turn, self._matches.position(turn), budget)
+        if self._searches.answer(turn, self._matches.position(turn), budget):
+            assert budget.planned_ms is not None
+            credit = rtt_credit_ms(self._rtt_floor_ms)
+            self._lag.planned(turn.match_id, turn.ply, budget.planned_ms, credit)
 
     def _on_match_end(self, end: MatchEnd) -> None:
         self._searches.drop(end.match_id)
+        self._lag.forget(end.match_id)
         report = self._matches.end(end)
         self.summary.reports.append(report)
         log.info("%s", report.line(self.config.name))

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -78,11 +79,11 @@ class MatchBook:
         )
         return resumed
 
-    def moved(self, moved: Moved) -> None:
-        """Play a broadcast move on the followed position."""
+    def moved(self, moved: Moved) -> bool:
+        """Play a broadcast move on the followed position; whether this bot played it."""
         match = self.live.get(moved.match_id)
         if match is None:
-            return
+            return False
         if match.state is not None and moved.ply == match.ply:
             with contextlib.suppress(GameError):
                 match.state = match.state.play(moved.move)
@@ -93,6 +94,7 @@ class MatchBook:
             or match.state.encode() != moved.position
         ):
             self._resync(match, moved.position, moved.ply + 1)
+        return moved.player == match.you
 
     def position(self, turn: YourTurn) -> GameState | None:
         """The position to move in (None when the server's cannot be decoded)."""
@@ -187,20 +189,21 @@ class Searches:
         self._searches: dict[str, _Search] = {}
         self._ids = itertools.count(1)
 
-    def answer(self, turn: YourTurn, state: GameState | None, budget: Budget) -> None:
-        """Start choosing the move ``turn`` asks for (or resend the one already chosen)."""
+    def answer(self, turn: YourTurn, state: GameState | None, budget: Budget) -> bool:
+        """Start choosing the move ``turn`` asks for; False when it was asked before (after a
+        reconnect) and the move already chosen is resent, or the search goes on."""
         search = self._searches.get(turn.match_id)
         if search is not None and search.ply == turn.ply:
-            # Asked again after a reconnect: resend a finished move, or let the search finish.
             if search.result is not None:
                 self._post(search.result)
-            return
+            return False
         self.drop(turn.match_id)
         search = _Search(turn.ply)
         self._searches[turn.match_id] = search
         search.task = asyncio.create_task(
             self._think(turn, state, budget, search), name=f"think-{turn.match_id}-{turn.ply}"
         )
+        return True
 
     async def _think(
         self, turn: YourTurn, state: GameState | None, budget: Budget, search: _Search
@@ -209,7 +212,9 @@ class Searches:
         try:
             if state is None:
                 raise ValueError("no position to search")
-            decision = await self.chooser.choose(state, budget)
+            left = None if budget.expires is None else budget.expires - time.monotonic()
+            async with asyncio.timeout(left):
+                decision = await self.chooser.choose(state, budget)
             if decision.move in turn.legal_moves:
                 move, analysis = decision.move, decision.analysis
             else:
@@ -223,6 +228,13 @@ class Searches:
                 )
         except asyncio.CancelledError:
             raise
+        except TimeoutError:
+            # A stalled machine ate the margin: a weak move beats a loss on time.
+            self._summary.fallback_moves += 1
+            log.warning(
+                "match %s ply %d: no move from the search as the time runs out; playing %d",
+                turn.match_id, turn.ply, move,
+            )
         except Exception:
             self._summary.fallback_moves += 1
             log.exception(
@@ -236,6 +248,10 @@ class Searches:
             id=f"move-{next(self._ids)}",
         )
         self._post(search.result)
+        if budget.deadline is not None:
+            # Negative: the search overran its deadline (a stalled machine eats the margin).
+            log.debug("match %s ply %d: move %d posted %+.0f ms from the deadline",
+                      turn.match_id, turn.ply, move, (time.monotonic() - budget.deadline) * 1000)
 
     def drop(self, match_id: str) -> None:
         """Forget (and stop) the search of ``match_id``."""

@@ -12,7 +12,10 @@ from bots import STRATEGIES, Strategy, make_strategy
 from bots.budget import (
     MARGIN_MS,
     RTT_CREDIT_CAP_MS,
+    SEND_MS,
     Budget,
+    LagMeter,
+    rtt_credit_ms,
     think_ms,
     uncredited_rtt_ms,
 )
@@ -74,6 +77,43 @@ def test_a_budget_runs_from_the_arrival_of_its_turn() -> None:
     assert budget.cap_s(0.05, now=100.1) == pytest.approx(0.05)
     assert budget.cap_s(2.0, now=100.1) == pytest.approx(0.140)
     assert budget.cap_s(None, now=100.1) == pytest.approx(0.140)
+
+
+def test_a_budget_expires_when_the_whole_time_left_is_used_up() -> None:
+    budget = Budget.for_turn(200, 0, received=100.0, rtt_ms=30, rtt_floor_ms=10)
+    assert budget.planned_ms == pytest.approx(200 - 30 - 20 - 20)
+    assert budget.expires == pytest.approx(100.0 + (200 - 20 - SEND_MS) / 1000)
+    # Never before the deadline, however short the clock.
+    short = Budget.for_turn(10, 0, received=100.0)
+    assert short.deadline == short.expires == 100.0
+
+
+def test_lag_the_server_measured_grows_the_fixed_margin() -> None:
+    meter = LagMeter(window=4)
+    assert meter.lag_ms == 0.0
+    for ply, measured in enumerate((152, 190, 155)):
+        meter.planned("m1", ply, planned_ms=150, credit_ms=rtt_credit_ms(None))
+        meter.charged("m1", ply, measured)
+    assert meter.lag_ms == pytest.approx(5)  # one hiccup (40 ms) is not a trend
+    meter.planned("m1", 3, planned_ms=150, credit_ms=rtt_credit_ms(20))
+    meter.charged("m1", 3, 210)  # 150 planned + 20 credited: 40 more
+    assert meter.lag_ms == pytest.approx(40)
+    assert think_ms(200, 0, lag_ms=40) == pytest.approx(200 - 60 - 20)
+    assert think_ms(200, 0, lag_ms=10) == think_ms(200, 0)  # within the fixed margin
+    # Only this bot's pending move of that ply counts; a forgotten one never does.
+    meter.charged("m1", 3, 5000)
+    meter.planned("m2", 0, 150, 0)
+    meter.forget("m2")
+    meter.charged("m2", 0, 5000)
+    meter.planned("m3", 0, 150, 0)
+    meter.forget()
+    meter.charged("m3", 0, 5000)
+    assert meter.lag_ms == pytest.approx(40)
+    for ply in range(4):  # the window moves on
+        meter.planned("m1", 10 + ply, 150, 0)
+        meter.charged("m1", 10 + ply, 150)
+    assert meter.lag_ms == 0.0
+    assert rtt_credit_ms(5000) == RTT_CREDIT_CAP_MS
 
 
 def test_without_a_clock_the_strategy_keeps_its_own_limits() -> None:
