@@ -157,6 +157,15 @@ async def start_match(
     return start.play_all(tuple(moves))
 
 
+async def your_turn(
+    peer: Peer, match_id: str, state: GameState, time_left_ms: int = 1000, bank_ms: int = 0
+) -> None:
+    """Ask the bot to move in ``state`` (its ply is ``state.ply``)."""
+    await peer.send(YourTurn(match_id=match_id, ply=state.ply, position=state.encode(),
+                             legal_moves=tuple(state.legal_moves()), time_left_ms=time_left_ms,
+                             bank_ms=bank_ms))
+
+
 async def referee(
     peer: Peer, match_id: str, state: GameState, you: int, *, stop_at_ply: int | None = None
 ) -> tuple[list[Move], GameState]:
@@ -167,8 +176,7 @@ async def referee(
     while state.outcome() is None and state.ply != stop_at_ply:
         ply, legal = state.ply, state.legal_moves()
         if state.to_move == you:
-            await peer.send(YourTurn(match_id=match_id, ply=ply, position=state.encode(),
-                                     legal_moves=tuple(legal), time_left_ms=1000, bank_ms=0))
+            await your_turn(peer, match_id, state)
             move = await peer.expect(Move)
             assert (move.match_id, move.ply) == (match_id, ply)
             assert move.move in legal

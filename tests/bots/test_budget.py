@@ -20,6 +20,7 @@ from bots.budget import (
     uncredited_rtt_ms,
 )
 from bots.choosing import Decision
+from bots.cli import main
 from bots.match import play_match
 from bots.simple import FunctionChooser
 from protocol.games import GameState, Termination, new_game
@@ -211,6 +212,14 @@ def test_offline_play_on_a_clock_keeps_a_long_budget_within_the_move_time() -> N
         games=2, seed=1, opening_plies=4, time_control=clock,
     )
     assert all(g.outcome.termination is not Termination.TIMEOUT for g in result.games)
+
+
+def test_bots_play_puts_both_players_on_a_clock(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["play", "tictactoe", "mcts:time_ms=5000,workers=0", "random:seed=2",
+                 "--games", "2", "--seed", "1", "--move-ms", "40", "--boards", "0"])
+    out = capsys.readouterr().out
+    assert code == 0 and "[2/2]" in out
+    assert "timeout" not in out  # 5 s of search cut to the 40 ms clock
 
 
 def test_offline_play_on_a_clock_forfeits_a_move_over_its_time_and_draws_on_the_bank() -> None:

@@ -37,7 +37,6 @@ from protocol.messages import (
     Hello,
     Move,
     Seek,
-    YourTurn,
 )
 from tests.bots.scripted import (
     TC,
@@ -51,6 +50,7 @@ from tests.bots.scripted import (
     run_client,
     start_cli,
     start_match,
+    your_turn,
 )
 
 # Playing -----------------------------------------------------------------------------
@@ -188,17 +188,13 @@ async def test_a_move_finished_while_disconnected_is_sent_when_asked_again(
         if peer.index == 0:
             await peer.expect(Seek)
             state = await start_match(peer, "m1", "tictactoe", you=0)
-            await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                     legal_moves=tuple(state.legal_moves()), time_left_ms=1000,
-                                     bank_ms=0))
+            await your_turn(peer, "m1", state)
             await asyncio.sleep(0.1)
             peer.ws.transport.abort()
             release.set()
             return
         state = await start_match(peer, "m1", "tictactoe", you=0)
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=1000,
-                                 bank_ms=0))
+        await your_turn(peer, "m1", state)
         move = await peer.expect(Move)
         assert (move.ply, move.move) == (0, 8)
         await end_match(peer, "m1", None, "draw")
@@ -228,9 +224,7 @@ async def test_trusts_the_server_position_and_replaces_an_illegal_choice(scripte
         state = await start_match(peer, "m1", "tictactoe", you=1)
         for opponent_move in (4, 8):  # never announced by moved: your_turn's position rules
             state = state.play(opponent_move)
-            await peer.send(YourTurn(match_id="m1", ply=state.ply, position=state.encode(),
-                                     legal_moves=tuple(state.legal_moves()), time_left_ms=1000,
-                                     bank_ms=0))
+            await your_turn(peer, "m1", state)
             answers.append(await peer.expect(Move))
             state = state.play(answers[-1].move)
         await end_match(peer, "m1", None, "draw")
@@ -362,9 +356,7 @@ async def test_event_loop_stays_responsive_while_a_pooled_search_thinks(scripted
         await peer.handshake()
         await peer.expect(Seek)
         state = await start_match(peer, "m1", "connect4", you=0)
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=5000,
-                                 bank_ms=0))
+        await your_turn(peer, "m1", state, 5000)
         sent = time.monotonic()
         await asyncio.sleep(0.3)
         pong = await peer.ws.ping()

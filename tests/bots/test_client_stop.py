@@ -26,7 +26,6 @@ from protocol.messages import (
     Move,
     Resign,
     Seek,
-    YourTurn,
 )
 from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes
 from tests.bots.scripted import (
@@ -40,6 +39,7 @@ from tests.bots.scripted import (
     referee,
     run_client,
     start_match,
+    your_turn,
 )
 
 # The client's rules (scripted server) ------------------------------------------------
@@ -100,9 +100,7 @@ async def test_a_second_stop_resigns_the_live_match_and_closes(scripted: Any) ->
         await peer.handshake()
         await peer.expect(Seek)
         state = await start_match(peer, "m1", "tictactoe", you=0)
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=60_000,
-                                 bank_ms=0))
+        await your_turn(peer, "m1", state, 60_000)
         seen["resign"] = await peer.expect(Resign, timeout=10)
         await end_match(peer, "m1", 1, "resign")
         seen["close"] = await peer.client_close_code()
@@ -150,6 +148,17 @@ BOTS = ("alice", "bob")
 PLAY = ("--game", "connect4", "--move-ms", "300")
 
 
+async def start_pair(
+    arena: ArenaProcess, alice_strategy: str
+) -> tuple[asyncio.subprocess.Process, asyncio.subprocess.Process]:
+    """alice (the bot under test) and bob, seeking connect4 at 300 ms a move."""
+    alice = await start_bot(arena.url, "alice", arena.tokens["alice"], *PLAY,
+                            "--strategy", alice_strategy)
+    bob = await start_bot(arena.url, "bob", arena.tokens["bob"], *PLAY,
+                          "--strategy", "alphabeta:time_ms=100")
+    return alice, bob
+
+
 async def live_match(arena: ArenaProcess, min_moves: int) -> dict[str, Any]:
     """Wait for a live match with at least ``min_moves`` played; returns it."""
     async with asyncio.timeout(30):
@@ -164,10 +173,7 @@ async def test_ctrl_c_finishes_the_live_match_then_exits_without_seeking(
     tmp_path: Path,
 ) -> None:
     async with ArenaProcess(tmp_path, BOTS, "--move-ms", "300") as arena:
-        alice = await start_bot(arena.url, "alice", arena.tokens["alice"], *PLAY,
-                                "--strategy", "mcts:time_ms=5000,workers=1,seed=1")
-        bob = await start_bot(arena.url, "bob", arena.tokens["bob"], *PLAY,
-                              "--strategy", "alphabeta:time_ms=100")
+        alice, bob = await start_pair(arena, "mcts:time_ms=5000,workers=1,seed=1")
         try:
             match = await live_match(arena, min_moves=2)
             workers = children(alice.pid)
@@ -190,10 +196,7 @@ async def test_a_second_sigterm_resigns_the_live_match_and_exits_at_once(
     tmp_path: Path,
 ) -> None:
     async with ArenaProcess(tmp_path, BOTS, "--move-ms", "300") as arena:
-        alice = await start_bot(arena.url, "alice", arena.tokens["alice"], *PLAY,
-                                "--strategy", "mcts:time_ms=5000,workers=2,seed=1")
-        bob = await start_bot(arena.url, "bob", arena.tokens["bob"], *PLAY,
-                              "--strategy", "alphabeta:time_ms=100")
+        alice, bob = await start_pair(arena, "mcts:time_ms=5000,workers=2,seed=1")
         try:
             match = await live_match(arena, min_moves=2)
             workers = children(alice.pid)

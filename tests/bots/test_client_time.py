@@ -16,9 +16,9 @@ from bots import make_strategy_from_spec
 from bots.budget import Budget, think_ms
 from bots.client import BotClient, Decision, StrategyChooser
 from protocol.games import GameState
-from protocol.messages import Move, Seek, YourTurn
+from protocol.messages import Move, Seek
 from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes
-from tests.bots.scripted import Peer, config, end_match, run_client, start_match
+from tests.bots.scripted import Peer, config, end_match, run_client, start_match, your_turn
 from tests.relay import TcpRelay
 
 
@@ -44,10 +44,8 @@ async def test_each_move_gets_its_budget_from_your_turn_and_the_round_trip(
         await peer.expect(Seek)
         state = await start_match(peer, "m1", "tictactoe", you=0)
         await asyncio.sleep(3 * delay_s)  # the client's first ping has come back
-        for ply, (time_left, bank) in zip((0, 2), turns, strict=True):
-            await peer.send(YourTurn(match_id="m1", ply=ply, position=state.encode(),
-                                     legal_moves=tuple(state.legal_moves()),
-                                     time_left_ms=time_left, bank_ms=bank))
+        for time_left, bank in turns:
+            await your_turn(peer, "m1", state, time_left, bank)
             move = await peer.expect(Move)
             state = state.play(move.move).play(state.play(move.move).legal_moves()[0])
         await end_match(peer, "m1", None, "draw")
@@ -89,9 +87,7 @@ async def test_a_search_that_does_not_answer_in_time_is_replaced_before_the_time
         await peer.expect(Seek)
         state = await start_match(peer, "m1", "tictactoe", you=0)
         sent = time.monotonic()
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=300,
-                                 bank_ms=0))
+        await your_turn(peer, "m1", state, 300)
         move = await peer.expect(Move)
         took.append(time.monotonic() - sent)
         assert move.move == 0
@@ -118,9 +114,7 @@ async def test_a_move_waiting_for_the_other_matchs_search_keeps_its_own_deadline
         states.append(await start_match(peer, "m2", "connect4", you=0))
         sent = time.monotonic()
         for match_id, state in zip(("m1", "m2"), states, strict=True):
-            await peer.send(YourTurn(match_id=match_id, ply=0, position=state.encode(),
-                                     legal_moves=tuple(state.legal_moves()), time_left_ms=400,
-                                     bank_ms=0))
+            await your_turn(peer, match_id, state, 400)
         for _ in range(2):
             move = await peer.expect(Move)
             answered[move.match_id] = time.monotonic() - sent
