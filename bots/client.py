@@ -227,7 +227,7 @@ class BotClient:
 
     def _check_drained(self) -> None:
         """End the run once a drain has no match left to play."""
-        if self._draining and not (self._matches.busy() or self._settling):
+        if self._draining and not (self._matches.busy() or self._settling or self._quit.is_set()):
             log.info("no live match left; stopping")
             self._quit.set()
 
