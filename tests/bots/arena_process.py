@@ -53,14 +53,14 @@ class ArenaProcess:
     async def __aenter__(self) -> ArenaProcess:
         token_dir = self.directory / "tokens"
         add = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "arena.cli", "bots", "add", "--db", self.db,
+            sys.executable, "-m", "arena", "bots", "add", "--db", self.db,
             "--token-dir", str(token_dir), *self.bots,
             env=ENV, stdout=asyncio.subprocess.DEVNULL,
         )
         assert await add.wait() == 0
         self.tokens = {name: (token_dir / name).read_text().strip() for name in self.bots}
         self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "arena.cli", "serve", "--db", self.db, "--port", "0",
+            sys.executable, "-m", "arena", "serve", "--db", self.db, "--port", "0",
             *self.serve_args,
             env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )
