@@ -4,6 +4,7 @@ The tree::
 
     ArenaError                          root of everything raised here
     ├── StartupError                    the server cannot start as configured (port, TLS, ...)
+    ├── ConfigError                     a config file key or value, or an ARENA_* variable, is wrong
     └── StoreError                      the persistence layer refused or failed
         ├── BotExistsError              a bot by that name is already registered
         ├── InvalidBotNameError         a new bot's name breaks the name rule (also a ValueError)
@@ -169,3 +170,10 @@ class EndNotCommittedError(StoreError):
 
 class StartupError(ArenaError):
     """The server cannot start as configured; the message is one line a person can act on."""
+
+
+class ConfigError(ArenaError):
+    """A config file, one of its keys or values, or an ``ARENA_*`` variable is unusable.
+
+    The message is one line naming the file and key (or the variable).
+    """

@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena import runtime
+from arena.activity import MatchActivity
 from arena.errors import StartupError
 from arena.leaderboard import Leaderboards
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
+from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
 from arena.net.api import ArenaApi
 from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
@@ -120,6 +122,8 @@ class ArenaConfig:
     """PostgreSQL only, experimental: let several nodes share the database."""
     journal_path: str | None = None
     """Where the recovery journal goes (default: next to a SQLite file; see the store)."""
+    summary_interval_s: float = SUMMARY_EVERY_S
+    """How often the log gets a summary line (``arena.metrics``); 0 for never."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -155,6 +159,9 @@ class ArenaServer:
         self._clock: Clock = clock or MonotonicClock()
         self.supervisor = Supervisor()
         self.hub = SpectatorHub(sink, self.config.spectator_buffer)
+        self.activity = MatchActivity()
+        """Match start and end log lines, and the counts ``/metrics`` reports."""
+        self.metrics = ArenaMetrics(self)
         self.router = router or Router()
         add_viewer_routes(self.router)
         self.lobby = Lobby(
@@ -199,6 +206,11 @@ class ArenaServer:
     def api(self) -> ArenaApi:
         """The read-only queries and the JSON API."""
         return self._started()[3]
+
+    @property
+    def loop_lag(self) -> runtime.LoopLag:
+        """How late the event loop runs (``/healthz``, ``/metrics``)."""
+        return self._lag
 
     @property
     def leaderboards(self) -> Leaderboards:
@@ -255,6 +267,7 @@ class ArenaServer:
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
+        self.metrics.add_routes(self.router)
         self._listener = Listener(
             host=config.host,
             port=config.port,
@@ -280,6 +293,8 @@ class ArenaServer:
             self.supervisor.spawn(gateway.recheck_logins(), "login-recheck")
 
         self.supervisor.every(config.login_recheck_s, recheck_logins, "login-recheck")
+        if config.summary_interval_s > 0:
+            self.supervisor.every(config.summary_interval_s, self.metrics.summary, "summary")
         runtime.gc_pauses.install()
         self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"
@@ -300,7 +315,7 @@ class ArenaServer:
         )
         registry = MatchRegistry(
             store,
-            observer=ObserverGroup(self.hub, leaderboards),
+            observer=ObserverGroup(self.hub, leaderboards, self.activity),
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),

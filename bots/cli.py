@@ -1,6 +1,7 @@
 """The ``bots`` command: offline matches between strategies.
 
 bots play connect4 "mcts:sims=2000" "alphabeta:time_ms=50" --games 20
+bots play connect4 "mcts:time_ms=2000" "alphabeta" --move-ms 200   # on a clock
 bots list
 """
 
@@ -13,9 +14,11 @@ import textwrap
 import time
 from collections.abc import Sequence
 
+from bots.client_cli import non_negative_int, positive_int
 from bots.match import GameRecord, MatchResult, play_match
 from bots.strategy import STRATEGIES, StrategyError, strategy_class
 from protocol.games import GAMES
+from protocol.messages import TimeControl
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
         "--boards", type=int, default=None, help="final boards to print (default: all)"
     )
     play.add_argument("--quiet", action="store_true", help="no per-game progress lines")
+    play.add_argument(
+        "--move-ms", type=positive_int, default=None,
+        help="put both players on a clock: time per move (ms); a move over its time loses",
+    )
+    play.add_argument(
+        "--bank-ms", type=non_negative_int, default=0, help="with --move-ms: the time bank (ms)"
+    )
     commands.add_parser("list", help="list the strategies and their options")
     return parser
 
@@ -50,9 +60,10 @@ def _progress(start: float, quiet: bool):  # type: ignore[no-untyped-def]
             if winner is None
             else result.names[record.first if winner == 0 else 1 - record.first]
         )
+        how = record.outcome.termination.value
         print(
             f"[{done}/{total}] {time.perf_counter() - start:6.1f}s  {record.outcome.result:<7} "
-            f"({who}, {len(record.moves)} plies)  running score {result.score_rate(0):.1%}",
+            f"({who}, {how}, {len(record.moves)} plies)  running score {result.score_rate(0):.1%}",
             flush=True,
         )
 
@@ -61,6 +72,9 @@ def _progress(start: float, quiet: bool):  # type: ignore[no-untyped-def]
 
 def _play(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    clock = None
+    if args.move_ms is not None:
+        clock = TimeControl(move_ms=args.move_ms, bank_ms=args.bank_ms)
     result = play_match(
         args.game,
         [args.first, args.second],
@@ -68,6 +82,7 @@ def _play(args: argparse.Namespace) -> int:
         seed=args.seed,
         opening_plies=args.opening_plies,
         progress=_progress(start, args.quiet),
+        time_control=clock,
     )
     shown = (
         result.games if args.boards is None else result.games[-args.boards :] if args.boards else ()

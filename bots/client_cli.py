@@ -3,14 +3,19 @@
 ::
 
     export ARENA_BOT_TOKEN=...        # printed by `arena bots add alice`
-    arena-bot --url ws://127.0.0.1:8765 --name alice --game connect4 \\
+    arena-bot --url wss://arena.example:8765 --name alice --game connect4 \\
         --strategy "mcts:sims=5000" --games 10
 
-Exit status: 0 when the ``--games`` are played or SIGINT/SIGTERM stopped the
-bot (the socket is closed and the search workers are stopped either way),
-2 for a usage error (no token, a bad strategy spec or URL), 3 when the server
-refuses the bot for good (unknown name or wrong token, unsupported protocol
-version, another connection took over the name, a game it does not host).
+SIGINT/SIGTERM: the bot stops seeking, declines challenges, finishes its
+live matches and exits; a second signal resigns them at once and exits.
+
+Exit status: 0 when the ``--games`` are played or a signal stopped the bot
+(the socket is closed and the search workers are stopped either way), 2 for
+a usage error (no token, a bad strategy spec or URL, a ``ws://`` URL to
+another host without ``--insecure``) or a server certificate that fails
+verification, 3 when the server refuses the bot for good (unknown name or
+wrong token, unsupported protocol version, another connection took over the
+name, a game it does not host).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from bots.budget import MARGIN_MS
 from bots.client import (
     DEFAULT_TIME_CONTROL,
     MAX_MATCHES,
@@ -34,6 +40,7 @@ from bots.client import (
     install_stop_signals,
 )
 from bots.strategy import StrategyError, make_strategy_from_spec
+from bots.transport import connection_tls
 from protocol.games import GAMES
 from protocol.messages import ErrorCode, TimeControl
 from protocol.messages.values import BOT_NAME_PATTERN
@@ -58,8 +65,23 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena-bot",
         description="Connect a bot to an arena server and play matches with a strategy.",
+        epilog=(
+            "SIGINT/SIGTERM (Ctrl-C): stop seeking, decline challenges, finish the live "
+            "matches, then exit 0. A second signal resigns the live matches and exits at once."
+        ),
     )
-    parser.add_argument("--url", default="ws://127.0.0.1:8765", help="server websocket URL")
+    parser.add_argument(
+        "--url", default="ws://127.0.0.1:8765",
+        help="server URL: wss://HOST:PORT (TLS), or ws:// to this machine",
+    )
+    parser.add_argument(
+        "--ca-file", metavar="FILE",
+        help="wss://: trust only the CA certificates in this PEM file (default: the system's)",
+    )
+    parser.add_argument(
+        "--insecure", action="store_true",
+        help="allow a plain ws:// URL to another host (the token travels in clear text)",
+    )
     parser.add_argument("--name", required=True, help="the bot's registered name")
     parser.add_argument(
         "--token", help=f"the bot's token (default: ${TOKEN_ENV}; prefer the variable)"
@@ -68,16 +90,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--strategy", default="mcts", help='strategy spec, e.g. "mcts:sims=5000,workers=2"'
     )
-    parser.add_argument("--games", type=_positive, help="stop after this many matches")
+    parser.add_argument("--games", type=positive_int, help="stop after this many matches")
     parser.add_argument(
-        "--max-matches", type=_positive, default=1, help="matches played at once (default 1)"
+        "--max-matches", type=positive_int, default=1, help="matches played at once (default 1)"
     )
     parser.add_argument(
-        "--move-ms", type=_positive, default=DEFAULT_TIME_CONTROL.move_ms,
+        "--move-ms", type=positive_int, default=DEFAULT_TIME_CONTROL.move_ms,
         help="time per move to seek or challenge with (ms)",
     )
     parser.add_argument(
-        "--bank-ms", type=_non_negative, default=DEFAULT_TIME_CONTROL.bank_ms,
+        "--bank-ms", type=non_negative_int, default=DEFAULT_TIME_CONTROL.bank_ms,
         help="time bank to seek or challenge with (ms)",
     )
     parser.add_argument("--challenge", metavar="OPPONENT", help="challenge this bot, not seek")
@@ -89,6 +111,11 @@ def _parser() -> argparse.ArgumentParser:
         "--no-analysis", action="store_true", help="do not send search statistics with moves"
     )
     parser.add_argument(
+        "--margin-ms", type=non_negative_int, default=int(MARGIN_MS),
+        help=f"fixed safety margin kept off each move's time (default {MARGIN_MS:g}; "
+        "10%% of the move's time and the round trip's jitter come on top)",
+    )
+    parser.add_argument(
         "--retry-max", type=float, default=10.0, help="longest wait between reconnects (s)"
     )
     noise = parser.add_mutually_exclusive_group()
@@ -97,14 +124,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
-def _non_negative(text: str) -> int:
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of at least 0."""
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
@@ -149,7 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         accept_challenges=args.accept_challenges,
         challenge=args.challenge,
         retry_max_s=args.retry_max,
+        ca_file=args.ca_file,
+        insecure=args.insecure,
+        margin_ms=args.margin_ms,
     )
+    try:
+        # Checked before the search workers start: a wrong URL should fail in a blink.
+        connection_tls(config.url, config.ca_file, config.insecure)
+    except ClientError as exc:
+        log.error("%s", exc)
+        return EXIT_USAGE
     try:
         return asyncio.run(_play(config, args.strategy, analysis=not args.no_analysis))
     except KeyboardInterrupt:  # only before the signal handlers are in place
@@ -164,7 +202,7 @@ async def _play(config: ClientConfig, spec: str, analysis: bool) -> int:
         nonlocal stopped
         stopped = True
         if client is not None:
-            client.stop()
+            client.on_signal()  # the first drains, the next forfeits
 
     undo = install_stop_signals(on_signal)
     try:

@@ -19,6 +19,7 @@ import random
 import time
 from typing import Any, ClassVar
 
+from bots.budget import Budget
 from bots.evaluation import Evaluation, evaluation_for
 from bots.pool import SearchPool
 from bots.strategy import SearchInfo, Strategy, StrategyOptionError
@@ -39,7 +40,10 @@ def _to_value(score: float) -> float:
 
 
 class GreedyStrategy(Strategy):
-    """Best one-ply evaluation; wins now, never leaves an immediate loss it can avoid."""
+    """Best one-ply evaluation; wins now, never leaves an immediate loss it can avoid.
+
+    One ply takes well under a millisecond, so it answers at once, whatever the budget.
+    """
 
     kind: ClassVar[str] = "greedy"
     OPTIONS: ClassVar[dict[str, type]] = {"seed": int}
@@ -49,7 +53,7 @@ class GreedyStrategy(Strategy):
         self._evaluation = evaluation_for(game)
         self._rng = random.Random(seed)
 
-    def _choose(self, state: GameState) -> int:
+    def _choose(self, state: GameState, budget: Budget) -> int:
         start = time.perf_counter()
         me = state.to_move
         scored: list[tuple[float, int]] = []
@@ -206,7 +210,10 @@ def alphabeta_task(
 
 
 class AlphaBetaStrategy(Strategy):
-    """Iterative-deepening alpha-beta within ``time_ms`` (and/or to ``depth``)."""
+    """Iterative-deepening alpha-beta within ``time_ms`` (and/or to ``depth``).
+
+    The budget's deadline stops the deepening too; the deepest completed depth's move is played.
+    """
 
     kind: ClassVar[str] = "alphabeta"
     OPTIONS: ClassVar[dict[str, type]] = {"time_ms": float, "depth": int, "workers": int}
@@ -237,8 +244,9 @@ class AlphaBetaStrategy(Strategy):
         budget = f"time_ms={self.time_ms:g}" if self.time_ms is not None else f"depth={self.depth}"
         return f"alphabeta({budget})"
 
-    def _args(self, state: GameState) -> tuple[Any, ...]:
-        return (state, None if self.time_ms is None else self.time_ms / 1000.0, self.depth)
+    def _args(self, state: GameState, budget: Budget) -> tuple[Any, ...]:
+        configured = None if self.time_ms is None else self.time_ms / 1000.0
+        return (state, budget.cap_s(configured), self.depth)
 
     def _finish(self, result: tuple[int, float, int, int, float], start: float) -> int:
         move, score, depth, nodes, _ = result
@@ -250,22 +258,22 @@ class AlphaBetaStrategy(Strategy):
         )
         return move
 
-    def _choose(self, state: GameState) -> int:
+    def _choose(self, state: GameState, budget: Budget) -> int:
         start = time.perf_counter()
+        args = self._args(state, budget)
         if self._pool is None:
-            return self._finish(alphabeta_task(*self._args(state)), start)
-        return self._finish(
-            self._pool.run_all(alphabeta_task, [self._args(state)]).result()[0], start
-        )
+            return self._finish(alphabeta_task(*args), start)
+        return self._finish(self._pool.run_all(alphabeta_task, [args]).result()[0], start)
 
-    async def choose_move_async(self, state: GameState) -> int:
+    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
         """Search in the worker while the event loop keeps running."""
         self._check_state(state)
+        budget = budget or Budget.UNLIMITED
         if self._pool is None:
-            return await asyncio.to_thread(self._choose, state)
+            return await asyncio.to_thread(self._choose, state, budget)
         start = time.perf_counter()
-        results = await asyncio.wrap_future(self._pool.run_all(alphabeta_task, [self._args(state)]))
-        return self._finish(results[0], start)
+        future = self._pool.run_all(alphabeta_task, [self._args(state, budget)])
+        return self._finish((await asyncio.wrap_future(future))[0], start)
 
     def close(self) -> None:
         """Stop the worker process."""

@@ -3,18 +3,27 @@
 ``play_match`` plays ``games`` games, swapping colours every game, from
 random openings (one per colour-swapped pair) drawn from ``seed``, and
 returns a ``MatchResult`` with the score and the Elo difference.
+
+Without a time control every move is chosen with ``Budget.UNLIMITED`` (the
+strategies' own limits alone). With one, each player has a clock as in the
+arena (a per-move limit plus a bank that pays for overruns, no network):
+every move gets ``Budget.for_turn`` from it, and a move that takes longer
+than its time left loses the game by ``timeout``.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from bots.budget import Budget
 from bots.strategy import Strategy, make_strategy_from_spec
-from protocol.games import GameState, Outcome, new_game
+from protocol.games import GameState, Outcome, Termination, new_game
+from protocol.messages import TimeControl
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +35,7 @@ class GameRecord:
     moves: tuple[int, ...]
     outcome: Outcome
     final: GameState
+    """The last position: the finished game, or where a player ran out of time."""
 
     def score(self, strategy: int) -> float:
         """Points of match strategy ``strategy`` (0 or 1) in this game."""
@@ -117,18 +127,52 @@ def random_opening(game: str, plies: int, rng: random.Random) -> tuple[int, ...]
     return ()
 
 
+class OfflineClock:
+    """Both players' clocks under one time control, measured on ``time.monotonic()``."""
+
+    def __init__(self, time_control: TimeControl) -> None:
+        self.time_control = time_control
+        self.bank_ms = [float(time_control.bank_ms)] * 2
+
+    def budget(self, player: int, now: float) -> Budget:
+        """The budget of ``player``'s move starting ``now``."""
+        bank = self.bank_ms[player]
+        return Budget.for_turn(self.time_control.move_ms + bank, bank, now)
+
+    def charge(self, player: int, spent_ms: float) -> bool:
+        """Take a move's overrun from the bank; False when the move ran out of time."""
+        overrun = spent_ms - self.time_control.move_ms
+        if overrun > self.bank_ms[player]:
+            return False
+        self.bank_ms[player] -= max(0.0, overrun)
+        return True
+
+
 def play_game(
-    game: str, first: Strategy, second: Strategy, opening: Sequence[int] = ()
-) -> tuple[GameState, tuple[int, ...]]:
-    """Play one game (``first`` moves first) after ``opening``; the final state and all moves."""
+    game: str,
+    first: Strategy,
+    second: Strategy,
+    opening: Sequence[int] = (),
+    time_control: TimeControl | None = None,
+) -> GameRecord:
+    """Play one game (``first`` moves first) after ``opening``, on a clock if ``time_control``."""
     state = new_game(game).play_all(tuple(opening))
     players = (first, second)
-    moves = list(opening)
-    while state.outcome() is None:
-        move = players[state.to_move].choose_move(state)
+    clock = None if time_control is None else OfflineClock(time_control)
+    outcome = state.outcome()
+    while outcome is None:
+        mover = state.to_move
+        if clock is None:
+            move = players[mover].choose_move(state)
+        else:
+            started = time.monotonic()
+            move = players[mover].choose_move(state, clock.budget(mover, started))
+            if not clock.charge(mover, (time.monotonic() - started) * 1000.0):
+                outcome = Outcome(1 - mover, Termination.TIMEOUT)
+                break
         state = state.play(move)
-        moves.append(move)
-    return state, tuple(moves)
+        outcome = state.outcome()
+    return GameRecord(0, state.moves, outcome, state)
 
 
 def play_match(
@@ -138,12 +182,14 @@ def play_match(
     seed: int | None = None,
     opening_plies: int = 0,
     progress: Callable[[int, int, GameRecord, MatchResult], None] | None = None,
+    time_control: TimeControl | None = None,
 ) -> MatchResult:
     """Play ``games`` games between two strategies (objects or text specs), swapping colours.
 
     Strategy 0 moves first in even-numbered games. Each colour-swapped pair
     starts from the same random opening of ``opening_plies`` moves drawn from
     ``seed``. Strategies given as specs are created here and closed after.
+    ``time_control`` puts both players on a clock (see the module docstring).
     """
     if len(strategies) != 2:
         raise ValueError(f"a match needs two strategies, got {len(strategies)}")
@@ -164,10 +210,8 @@ def play_match(
             if index % 2 == 0:
                 opening = random_opening(game, opening_plies, rng) if opening_plies else ()
             first = index % 2
-            final, moves = play_game(game, players[first], players[1 - first], opening)
-            outcome = final.outcome()
-            assert outcome is not None
-            records.append(GameRecord(first, moves, outcome, final))
+            record = play_game(game, players[first], players[1 - first], opening, time_control)
+            records.append(replace(record, first=first))
             if progress is not None:
                 progress(index + 1, games, records[-1], MatchResult(game, names, tuple(records)))
         return MatchResult(game, names, tuple(records))

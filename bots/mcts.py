@@ -9,6 +9,9 @@ checked against).
 
 Budgets: ``simulations`` is the total over all workers, ``time_ms`` the wall
 time of each worker; with both, whichever is reached first stops the search.
+The move's ``Budget`` stops it too: every search is also limited to the time
+left before its deadline, so ``mcts:sims=100000`` answers in time in a fast
+match (with fewer simulations).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from bots.budget import Budget
 from bots.pool import SearchPool
 from bots.strategy import SearchInfo, Strategy, StrategyOptionError
 from protocol.games import GameState, Outcome
@@ -329,9 +333,9 @@ class MCTSStrategy(Strategy):
         parts.append(f"workers={self.workers}")
         return f"{self.kind}({', '.join(parts)})"
 
-    def _task_args(self, state: GameState) -> list[tuple[Any, ...]]:
+    def _task_args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
         n = max(self.workers, 1)
-        time_s = None if self.time_ms is None else self.time_ms / 1000.0
+        time_s = budget.cap_s(None if self.time_ms is None else self.time_ms / 1000.0)
         args = []
         for index in range(n):
             sims = None
@@ -369,22 +373,23 @@ class MCTSStrategy(Strategy):
         )
         return merged.best_move()
 
-    def _choose(self, state: GameState) -> int:
+    def _choose(self, state: GameState, budget: Budget) -> int:
         start = time.perf_counter()
-        args = self._task_args(state)
+        args = self._task_args(state, budget)
         if self._pool is None:
             results = [search_task(*args[0])]
         else:
             results = self._pool.run_all(search_task, args).result()
         return self._finish(results, start)
 
-    async def choose_move_async(self, state: GameState) -> int:
+    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
         """Search in the pool while the event loop keeps running."""
         self._check_state(state)
+        budget = budget or Budget.UNLIMITED
         if self._pool is None:
-            return await asyncio.to_thread(self._choose, state)
+            return await asyncio.to_thread(self._choose, state, budget)
         start = time.perf_counter()
-        future = self._pool.run_all(search_task, self._task_args(state))
+        future = self._pool.run_all(search_task, self._task_args(state, budget))
         results = await asyncio.wrap_future(future)
         return self._finish(results, start)
 

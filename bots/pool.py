@@ -7,7 +7,10 @@ keeps them for every move. ``run_all`` sends one task to every worker (root
 parallelisation needs exactly one search per worker, which a shared task
 queue does not guarantee) and returns a ``concurrent.futures.Future`` of the
 list of results, so async callers can ``await asyncio.wrap_future(...)``.
-``close`` stops and joins every worker; none outlives the pool.
+``close`` stops and joins every worker; none outlives the pool. Workers
+ignore SIGINT: a Ctrl-C in a terminal reaches the whole process group, and
+the owner, not the terminal, decides when its workers stop (a bot finishing
+its live matches still needs them).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import multiprocessing.connection
+import signal
 import threading
 import time
 import traceback
@@ -37,6 +41,7 @@ def _worker_main(
     warmup_args: tuple[Any, ...],
 ) -> None:
     """Worker loop: warm up, report, then run ``(task, args)`` messages until ``None``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     start = time.perf_counter()
     try:
         if warmup is not None:

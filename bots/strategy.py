@@ -1,9 +1,11 @@
 """The strategy interface, its search report, the registry and ``make_strategy``.
 
-A strategy chooses a move for a ``GameState`` within a budget::
+A strategy chooses a move for a ``GameState`` within a ``Budget`` (the
+move's deadline and clock, ``bots.budget``)::
 
     with make_strategy("mcts", game="connect4", simulations=10_000) as bot:
-        move = bot.choose_move(state)
+        move = bot.choose_move(state)                       # no clock
+        move = bot.choose_move(state, Budget.seconds(0.2))  # done within 0.2 s
         bot.last_search.sims_per_s
 
 Errors raised here::
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Self
 
+from bots.budget import Budget
 from protocol.games import GAMES, GameState
 
 
@@ -80,11 +83,14 @@ class Strategy(ABC):
 
     ``OPTIONS`` maps each keyword option to its type, so text specs can be
     converted and checked. A strategy holding workers must be closed (or used
-    as a context manager).
+    as a context manager). ``time_ms`` is the strategy's own per-move time
+    limit when it has one (``arena-bot`` warns when it exceeds a match's
+    time control); the budget's deadline cuts it short either way.
     """
 
     kind: ClassVar[str]
     OPTIONS: ClassVar[dict[str, type]] = {}
+    time_ms: float | None = None
 
     def __init__(self, game: str) -> None:
         if game not in GAMES:
@@ -93,19 +99,23 @@ class Strategy(ABC):
         self.last_search: SearchInfo | None = None
         self._closed = False
 
-    def choose_move(self, state: GameState) -> int:
-        """A legal move for ``state`` (which must be a game in progress)."""
-        self._check_state(state)
-        return self._choose(state)
+    def choose_move(self, state: GameState, budget: Budget | None = None) -> int:
+        """A legal move for ``state`` (a game in progress), chosen by ``budget.deadline``.
 
-    async def choose_move_async(self, state: GameState) -> int:
+        ``budget`` None: no clock, the strategy's own limits alone.
+        """
+        self._check_state(state)
+        return self._choose(state, budget or Budget.UNLIMITED)
+
+    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
         """``choose_move`` without blocking the running event loop."""
         self._check_state(state)
-        return await asyncio.to_thread(self._choose, state)
+        return await asyncio.to_thread(self._choose, state, budget or Budget.UNLIMITED)
 
     @abstractmethod
-    def _choose(self, state: GameState) -> int:
-        """Choose a move for a checked, unfinished state; set ``last_search``."""
+    def _choose(self, state: GameState, budget: Budget) -> int:
+        """Choose a move for a checked, unfinished state by ``budget.deadline``; set
+        ``last_search``. A search runs for ``budget.cap_s(its own limit)`` seconds."""
 
     def close(self) -> None:
         """Release workers; idempotent."""

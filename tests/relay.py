@@ -2,12 +2,14 @@
 
 It can hold back what the client sends (a distant bot: its moves and pongs
 arrive late) and cut every connection at once (a network failure: no
-websocket close, the sockets are reset).
+websocket close, the sockets are reset). Given a ``tls`` server context it
+terminates TLS in front of a plain server, as a reverse proxy would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 
 
 class TcpRelay:
@@ -15,16 +17,21 @@ class TcpRelay:
     after it came, in order. What the server sends goes through at once.
     """
 
-    def __init__(self, target_port: int, uplink_delay_s: float = 0.0) -> None:
+    def __init__(
+        self, target_port: int, uplink_delay_s: float = 0.0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.target_port = target_port
         self.uplink_delay_s = uplink_delay_s
+        self.tls = tls
+        self.connections = 0
+        """Connections accepted (for TLS: handshakes completed)."""
         self._server: asyncio.Server | None = None
         self._writers: list[asyncio.StreamWriter] = []
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> int:
         """Listen on a free loopback port; returns it."""
-        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", 0, ssl=self.tls)
         port: int = self._server.sockets[0].getsockname()[1]
         return port
 
@@ -44,6 +51,7 @@ class TcpRelay:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        self.connections += 1
         server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target_port)
         self._writers += [client_w, server_w]
         loop = asyncio.get_running_loop()

@@ -464,7 +464,7 @@ class _DemoRun:
             elapsed_s=time.monotonic() - self.started,
             rated_total=total,
             rated_this_run=total - self.started_total,
-            live=len(self.app.server.api.live_matches_json()),
+            live=len(self.app.server.registry),
             entries=entries,
             exited={b.name: code for b in self.bots if (code := b.returncode) is not None},
             log_path=self.log_path,

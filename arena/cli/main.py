@@ -5,7 +5,7 @@ Every subcommand that touches the database takes ``--db URL`` (default:
 plain file path means a SQLite file)::
 
     arena serve --host 127.0.0.1 --port 8765 --move-ms 1000 --bank-ms 0 --grace-s 30 \\
-        [--mqtt mqtt://127.0.0.1:1883] [--tls-cert FILE --tls-key FILE]
+        [--mqtt mqtt://127.0.0.1:1883] [--tls-cert FILE --tls-key FILE] [--config arena.toml]
     arena demo [--game connect4] [--bots random,mcts-200] [--duration 60] [--mqtt URL]
     arena watch [MATCH_ID] [--url ws://127.0.0.1:8765] [--follow]
     arena bots add NAME...        # prints each bot's token, once
@@ -16,6 +16,7 @@ plain file path means a SQLite file)::
     arena leaderboard --game connect4 [--server http://127.0.0.1:8765 | ws://...]
     arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild
+    arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
@@ -29,7 +30,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, ratings, serve, watch
+from arena.cli import bots, demo, export, ratings, serve, watch
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -39,6 +40,7 @@ COMMANDS: tuple[Register, ...] = (
     watch.register,
     bots.register,
     ratings.register,
+    export.register,
 )
 """Every subcommand, in the order ``--help`` lists them."""
 

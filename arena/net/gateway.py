@@ -25,19 +25,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Coroutine, Mapping
+import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
 from arena.live.spectators import SpectatorHub
+from arena.net.connection_log import log_closed
 from arena.net.inorder import InOrder
 from arena.net.limits import LoginThrottle, TokenBucket
+from arena.net.logins import Logins, Revoker
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.matchmaker import Matchmaker
 from arena.play.registry import DEFAULT_RATING, MatchRegistry
-from arena.store.tokens import hash_token
 from protocol.errors import MalformedMoveError, ProtocolError
 from protocol.games import GAMES
 from protocol.messages import (
@@ -106,7 +109,7 @@ class GatewayLimits:
     close_timeout_s: float
 
 
-class Authenticator(Protocol):
+class Authenticator(Revoker, Protocol):
     """Checks a bot's token (``Store.authenticate``); truthy when it is the bot's token."""
 
     async def authenticate(self, name: str, token: str) -> object | None:
@@ -115,11 +118,6 @@ class Authenticator(Protocol):
 
     def cached_rating(self, bot: str, game: str) -> tuple[bool, float | None]:
         """``(True, rating)`` when the rating is cached, else ``(False, None)``."""
-        ...
-
-    async def revoked_logins(self, logins: Mapping[str, str]) -> set[str]:
-        """Of ``logins`` (name -> ``hash_token`` of its login token), the bots removed or
-        whose token was reset since."""
         ...
 
 
@@ -144,10 +142,11 @@ class _Close(Exception):
 class _Session:
     """The gateway's state for one connection."""
 
-    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "spectator")
+    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "opened_at", "spectator")
 
     def __init__(self, conn: WebSocketConnection, bucket: TokenBucket) -> None:
         self.conn = conn
+        self.opened_at = time.monotonic()
         self.bucket = bucket
         self.inbox: InOrder | None = None
         self.hello_timer: asyncio.TimerHandle | None = None
@@ -185,12 +184,13 @@ class Gateway:
         self.bots: dict[str, WebSocketConnection] = {}
         """The bots online, by name."""
         self.max_matches: dict[str, int] = {}
-        self._login_hashes: dict[str, str] = {}
-        """The hash of the token each bot online logged in with."""
-        self._rechecking = False
+        self.logins = Logins(auth)
+        """What each bot online logged in with, to close those no longer allowed."""
         self.connections: set[WebSocketConnection] = set()
         self.accepting = True
         """False once shutting down: new hellos are refused."""
+        self.move_latency = LatencyHistogram(MOVE_BUCKETS_S)
+        """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
 
     # Connections ------------------------------------------------------------------
 
@@ -255,6 +255,7 @@ class Gateway:
             session.hello_timer.cancel()
         self.connections.discard(conn)
         self._hub.unwatch(conn)
+        log_closed(conn, session.opened_at)
         if conn.role != "bot" or conn.name is None:
             return
         name = conn.name
@@ -263,14 +264,13 @@ class Gateway:
         if self.bots.get(name) is conn:  # not replaced by a newer connection
             del self.bots[name]
             self.max_matches.pop(name, None)
-            self._login_hashes.pop(name, None)
+            self.logins.left(name)
             for dropped in self._lobby.forget(name):
                 if dropped.opponent == name:
                     self.tell(
                         dropped.challenger,
                         ChallengeDeclined(challenge_id=dropped.challenge_id, by=name),
                     )
-            log.info("bot %s disconnected", name)
 
     def _hello_timeout(self, session: _Session) -> None:
         session.hello_timer = None
@@ -288,6 +288,7 @@ class Gateway:
 
     def _receive(self, session: _Session, frame: Data) -> Coroutine[Any, Any, None] | None:
         """Handle one incoming message now, or return the coroutine that will (``InOrder``)."""
+        received = time.perf_counter()
         conn = session.conn
         if conn.closing:
             return None
@@ -325,6 +326,7 @@ class Gateway:
                 session.bucket.refund()
             except ProtocolError as exc:
                 self._reply_error(conn, exc, message.id)
+            self.move_latency.observe(time.perf_counter() - received)
             return None
         if type(message) is Seek:
             # On the spot once the bot's rating is cached (every seek after its first).
@@ -391,7 +393,11 @@ class Gateway:
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
             conn.queue_size = self.limits.spectator_queue_size
-            log.info("spectator connected from %s", conn.remote)
+            log.info(
+                "spectator connected from %s",
+                conn.remote,
+                extra={"event": "login", "role": "spectator", "remote": conn.remote},
+            )
         else:
             assert hello.name is not None
             conn.name = hello.name
@@ -399,12 +405,19 @@ class Gateway:
             session.bucket.scale(hello.max_matches)
             self._register_bot(conn, hello.name, hello.max_matches)
             assert hello.token is not None
-            self._login_hashes[hello.name] = hash_token(hello.token)
+            self.logins.logged_in(hello.name, hello.token)
             log.info(
                 "bot %s logged in from %s (max_matches %d)",
                 hello.name,
                 conn.remote,
                 hello.max_matches,
+                extra={
+                    "event": "login",
+                    "role": "bot",
+                    "bot": hello.name,
+                    "remote": conn.remote,
+                    "max_matches": hello.max_matches,
+                },
             )
         conn.send(
             Welcome(
@@ -451,6 +464,12 @@ class Gateway:
                 hello.name,
                 conn.remote,
                 f"; address throttled for {delay:.0f} s" if delay else "",
+                extra={
+                    "event": "login_failed",
+                    "bot": hello.name,
+                    "remote": conn.remote,
+                    "throttled_s": delay,
+                },
             )
             raise _Close(
                 ErrorCode.AUTH_FAILED,
@@ -472,32 +491,12 @@ class Gateway:
             previous.close(CloseCode.REPLACED, "replaced by a newer connection")
 
     async def recheck_logins(self) -> None:
-        """Close the connections of bots removed, or whose token was reset, since their login.
-
-        The command line changes only the database, which several servers may
-        share, so each server asks it (one read for the bots online); a pass
-        still running when the next is due makes that one a no-op.
-        """
-        if self._rechecking or not self.bots:
-            return
-        self._rechecking = True
-        # Connections and hashes as of one moment: a login completing during the read
-        # belongs to a newer connection, judged by the next pass.
-        online = dict(self.bots)
-        try:
-            revoked = await self._auth.revoked_logins(
-                {name: self._login_hashes[name] for name in online}
-            )
-        except Exception as exc:  # the store reports its own health; try again next time
-            log.debug("login recheck failed: %s", exc)
-            return
-        finally:
-            self._rechecking = False
-        for name in revoked:
-            conn = online[name]
+        """Close the connections of bots removed, or whose token was reset, since their
+        login (``arena.net.logins``)."""
+        for conn in await self.logins.revoked(self.bots):
             if conn.closing:
                 continue
-            log.warning("bot %s was removed or its token reset: closing its connection", name)
+            log.warning("bot %s was removed or its token reset: closing its connection", conn.name)
             self._refuse(
                 conn,
                 _Close(
@@ -581,3 +580,4 @@ class Gateway:
         tc = self._time_limits.check(seek.time_control)
         self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
         self._matchmaker.schedule()
+

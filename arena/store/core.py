@@ -29,7 +29,7 @@ from arena.ratings import DEFAULT_K
 from arena.store import lease, nodes
 from arena.store.batch_sql import BatchSql
 from arena.store.engine import BEGIN_OPTION, is_sqlite
-from arena.store.health import HealthListener, HealthMonitor, StoreHealth
+from arena.store.health import HealthListener, HealthMonitor, Pending, StoreHealth
 from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_batch
 from arena.store.lease import Lease
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Batch, CommitStats, Finish, MoveBuffer
@@ -224,6 +224,10 @@ class StoreCore:
     def commit_stats(self) -> CommitStats:
         """Counts and recent durations of this store's group commits (live, not a copy)."""
         return self._buffer.stats
+
+    def pending(self) -> Pending:
+        """How many new matches, moves and match ends wait for the next group commit."""
+        return self._buffer.pending()
 
     async def _write_batch(self, batch: Batch) -> None:
         """The group commit: new matches, moves and match ends in one transaction."""

@@ -39,7 +39,7 @@ import hmac
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -482,11 +482,47 @@ class Store(StoreCore):
                 return await queries.get_match(session, match_id, pending)
 
     async def list_matches(
-        self, status: str | None = None, game: str | None = None, limit: int = 50
+        self,
+        status: str | None = None,
+        game: str | None = None,
+        limit: int = 50,
+        *,
+        bot: str | None = None,
+        before: queries.MatchKey | None = None,
     ) -> list[MatchSummary]:
-        """The most recently started matches, optionally only one status or game."""
+        """The most recently started matches, optionally of one status, game or bot.
+
+        ``before`` (a match's ``(started_at, id)``) continues a listing after that
+        match. Live matches whose rows still wait for the group commit are written
+        first, so a match that has started is listed.
+        """
+        if status in (None, "live") and self._buffer.pending().matches:
+            await self.flush()
         async with self._read() as session:
-            return await queries.list_matches(session, status, game, limit)
+            return await queries.list_matches(session, status, game, limit, bot, before)
+
+    async def finished_matches(
+        self,
+        game: str,
+        *,
+        bot: str | None = None,
+        since: datetime | None = None,
+        page: int = 500,
+    ) -> AsyncIterator[MatchRecord]:
+        """Every finished match of ``game`` in full, oldest first, read a page at a time.
+
+        Optionally only ``bot``'s matches, and those started at or after ``since``.
+        Each page is its own read transaction, so a long export never holds one open.
+        """
+        after: queries.MatchKey | None = None
+        while True:
+            async with self._read() as session:
+                records = await queries.finished_matches(session, game, bot, since, after, page)
+            for record in records:
+                yield record
+            if len(records) < page:
+                return
+            after = (records[-1].started_at, records[-1].id)
 
     async def rating_history(self, bot: str, game: str) -> list[RatingHistoryEntry]:
         """A bot's rating changes in ``game``, oldest first; raises ``NoSuchBotError``."""

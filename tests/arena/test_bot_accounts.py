@@ -3,8 +3,10 @@ server closing the connections of bots removed or whose token was reset."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from sqlalchemy import insert
 
 from arena.errors import BotExistsError, InvalidBotNameError, NoSuchBotError
+from arena.net.logins import Logins
 from arena.provision import ensure_bot
 from arena.server import ArenaServer
 from arena.store import Store
@@ -195,3 +198,45 @@ def _json_hello(name: str) -> str:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+class SlowRevoker:
+    """The store's neighbour in ``Logins``: answers after ``release``, or fails."""
+
+    def __init__(self, revoked: set[str], error: Exception | None = None) -> None:
+        self.revoked, self.error = revoked, error
+        self.asked: list[dict[str, str]] = []
+        self.release = asyncio.Event()
+
+    async def revoked_logins(self, logins: Mapping[str, str]) -> set[str]:
+        self.asked.append(dict(logins))
+        await self.release.wait()
+        if self.error is not None:
+            raise self.error
+        return self.revoked & set(logins)
+
+
+async def test_logins_keep_hashes_and_check_one_pass_at_a_time() -> None:
+    revoker = SlowRevoker({"alice"})
+    logins = Logins(revoker)
+    logins.logged_in("alice", "t1")
+    logins.logged_in("bob", "t2")
+    first = asyncio.create_task(logins.revoked({"alice": "conn-a", "bob": "conn-b"}))
+    await asyncio.sleep(0)
+    assert await logins.revoked({"alice": "conn-a"}) == []  # a pass is running: no second
+    revoker.release.set()
+    assert await first == ["conn-a"]
+    assert revoker.asked == [{"alice": hash_token("t1"), "bob": hash_token("t2")}]
+    logins.left("alice")
+    assert await logins.revoked({"bob": "conn-b"}) == []
+    assert await logins.revoked({}) == []
+
+
+async def test_logins_close_nothing_when_the_database_cannot_be_read() -> None:
+    revoker = SlowRevoker({"alice"}, error=ConnectionError("database down"))
+    revoker.release.set()
+    logins = Logins(revoker)
+    logins.logged_in("alice", "t1")
+    assert await logins.revoked({"alice": "conn-a"}) == []
+    revoker.error = None
+    assert await logins.revoked({"alice": "conn-a"}) == ["conn-a"]  # the next pass works

@@ -1,32 +1,20 @@
-"""The bot client against a scripted websocket server that speaks the protocol.
-
-The scripted server is a neighbour fake: it parses every client frame with
-``protocol.messages`` (so the client's output is validated), referees a real
-game with ``protocol.games``, and can drop the socket or refuse the hello.
-"""
+"""The bot client against a scripted websocket server that speaks the protocol
+(``tests/bots/scripted.py``): seeking, playing, reconnecting, refusals, challenges."""
 
 from __future__ import annotations
 
 import asyncio
 import math
-import os
-import signal
-import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 
 from bots import make_strategy_from_spec
+from bots.budget import Budget
 from bots.client import (
     Backoff,
     BotClient,
-    ClientConfig,
-    ClientSummary,
     Decision,
     RefusedError,
     StrategyChooser,
@@ -42,218 +30,28 @@ from protocol.messages import (
     Challenge,
     ChallengeDeclined,
     ChallengeReceived,
-    ClientMessage,
-    Clocks,
     CloseCode,
     Decline,
     Error,
     ErrorCode,
     Hello,
-    MatchEnd,
-    MatchStart,
-    Message,
     Move,
-    Moved,
-    RatingChange,
     Seek,
-    ServerMessage,
-    TimeControl,
-    Welcome,
-    YourTurn,
-    parse_client_message,
 )
-
-M = TypeVar("M", bound=Message)
-
-TOKEN = "s3cret-Token-42"
-TC = TimeControl(move_ms=1000, bank_ms=0)
-CLOCKS = Clocks(time_left_ms=(1000, 1000), bank_ms=(0, 0))
-REPO = Path(__file__).resolve().parents[2]
-
-
-# The scripted server ------------------------------------------------------------------
-
-
-class Peer:
-    """One bot connection as the scripted server sees it."""
-
-    def __init__(self, ws: ServerConnection, index: int) -> None:
-        self.ws = ws
-        self.index = index
-        self.received: list[ClientMessage] = []
-
-    async def recv(self, timeout: float = 5.0) -> ClientMessage:
-        """The next client message, parsed (a malformed one fails the test)."""
-        async with asyncio.timeout(timeout):
-            message = parse_client_message(await self.ws.recv())
-        self.received.append(message)
-        return message
-
-    async def expect(self, kind: type[M], timeout: float = 5.0) -> M:
-        """The next message, which must be a ``kind``."""
-        message = await self.recv(timeout)
-        assert isinstance(message, kind), f"expected {kind.type}, got {message}"
-        return message
-
-    async def send(self, message: ServerMessage) -> None:
-        """Send one server message."""
-        await self.ws.send(message.to_json())
-
-    async def handshake(self) -> Hello:
-        """Read the hello and welcome the bot."""
-        hello = await self.expect(Hello)
-        await self.send(Welcome(version=PROTOCOL_VERSION, role="bot", name=hello.name,
-                                server="scripted"))
-        return hello
-
-    async def client_close_code(self, timeout: float = 10.0) -> int | None:
-        """Wait for the client to close; the close code it sent."""
-        with pytest.raises(ConnectionClosed):
-            async with asyncio.timeout(timeout):
-                while True:
-                    self.received.append(parse_client_message(await self.ws.recv()))
-        return self.ws.close_code
-
-
-Script = Callable[[Peer], Awaitable[None]]
-
-
-class ScriptedServer:
-    """Runs ``script(peer)`` for each connection; ``peers`` lists them in order."""
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-        self.peers: list[Peer] = []
-        self.failures: list[BaseException] = []
-        self._running: list[asyncio.Event] = []
-
-    async def __aenter__(self) -> ScriptedServer:
-        self._server = await serve(self._handle, "127.0.0.1", 0, compression=None)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._server.close()
-        await self._server.wait_closed()
-
-    @property
-    def url(self) -> str:
-        """Where the client connects."""
-        return f"ws://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
-
-    async def _handle(self, ws: ServerConnection) -> None:
-        peer = Peer(ws, len(self.peers))
-        self.peers.append(peer)
-        done = asyncio.Event()
-        self._running.append(done)
-        try:
-            await self.script(peer)
-        except ConnectionClosed:
-            pass
-        except BaseException as exc:  # surfaced by check(), not lost in websockets' log
-            self.failures.append(exc)
-            raise
-        finally:
-            done.set()
-
-    async def check(self, timeout: float = 5.0) -> None:
-        """Wait for every script to finish; re-raise the first failure."""
-        async with asyncio.timeout(timeout):
-            for done in self._running:
-                await done.wait()
-        if self.failures:
-            raise self.failures[0]
-
-
-@pytest.fixture
-async def scripted() -> AsyncIterator[Callable[[Script], Awaitable[ScriptedServer]]]:
-    """``server = await scripted(script)``: a scripted server, closed after the test."""
-    servers: list[ScriptedServer] = []
-
-    async def start(script: Script) -> ScriptedServer:
-        server = await ScriptedServer(script).__aenter__()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        await server.__aexit__()
-
-
-def moved(match_id: str, ply: int, player: int, move: int, after: GameState) -> Moved:
-    """The ``moved`` broadcast for ``move``."""
-    return Moved(match_id=match_id, ply=ply, player=player, move=move, position=after.encode(),
-                 think_ms=1, clocks=CLOCKS)
-
-
-async def start_match(
-    peer: Peer, match_id: str, game: str, you: int, moves: Sequence[int] = ()
-) -> GameState:
-    """Send ``match_start`` (with ``moves`` already played) and return the current state."""
-    players = ("alice", "bob") if you == 0 else ("bob", "alice")
-    start = new_game(game)
-    await peer.send(
-        MatchStart(match_id=match_id, game=game, players=players, you=you, time_control=TC,
-                   position=start.encode(), moves=tuple(moves), ply=len(moves), clocks=CLOCKS)
-    )
-    return start.play_all(tuple(moves))
-
-
-async def referee(
-    peer: Peer, match_id: str, state: GameState, you: int, *, stop_at_ply: int | None = None
-) -> tuple[list[Move], GameState]:
-    """Play ``state`` to the end (or ``stop_at_ply``): ``your_turn`` to the bot, whose moves
-    must echo the ply and be legal; the opponent plays its first legal move. Returns the
-    bot's moves and the final state."""
-    answers = []
-    while state.outcome() is None and state.ply != stop_at_ply:
-        ply, legal = state.ply, state.legal_moves()
-        if state.to_move == you:
-            await peer.send(YourTurn(match_id=match_id, ply=ply, position=state.encode(),
-                                     legal_moves=tuple(legal), time_left_ms=1000, bank_ms=0))
-            move = await peer.expect(Move)
-            assert (move.match_id, move.ply) == (match_id, ply)
-            assert move.move in legal
-            answers.append(move)
-            chosen = move.move
-        else:
-            chosen = legal[0]
-        player = state.to_move
-        state = state.play(chosen)
-        await peer.send(moved(match_id, ply, player, chosen, state))
-    return answers, state
-
-
-async def end_match(peer: Peer, match_id: str, winner: int | None, termination: str) -> None:
-    """Send a rated ``match_end``."""
-    result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
-    changes = (RatingChange(bot="alice", before=1500.0, after=1512.5),
-               RatingChange(bot="bob", before=1500.0, after=1487.5))
-    await peer.send(MatchEnd(match_id=match_id, winner=winner, result=result,
-                             termination=termination, fault=None, faulty_player=None, rated=True,
-                             rating_changes=changes, reason="scripted"))
-
-
-def config(url: str, **overrides: Any) -> ClientConfig:
-    """A client config for alice playing tic-tac-toe with quick retries."""
-    fields: dict[str, Any] = dict(url=url, name="alice", token=TOKEN, game="tictactoe", games=1,
-                                  retry_initial_s=0.05, retry_max_s=0.2, challenge_retry_s=0.05)
-    fields.update(overrides)
-    return ClientConfig(**fields)
-
-
-async def run_client(client: BotClient, timeout: float = 15.0) -> ClientSummary:
-    """``client.run()`` with a deadline."""
-    async with asyncio.timeout(timeout):
-        return await client.run()
-
-
-def python_mcts(game: str = "tictactoe", **options: Any) -> StrategyChooser:
-    """A seeded in-process MCTS (no pool start-up cost)."""
-    spec = "mcts:sims=200,workers=0,engine=python,seed=3"
-    for name, value in options.items():
-        spec += f",{name}={value}"
-    return StrategyChooser(make_strategy_from_spec(spec, game))
-
+from tests.bots.scripted import (
+    TC,
+    TOKEN,
+    Peer,
+    config,
+    end_match,
+    free_port,
+    python_mcts,
+    referee,
+    run_client,
+    start_cli,
+    start_match,
+    your_turn,
+)
 
 # Playing -----------------------------------------------------------------------------
 
@@ -378,7 +176,7 @@ async def test_a_move_finished_while_disconnected_is_sent_when_asked_again(
 
         calls = 0
 
-        async def choose(self, state: GameState) -> Decision:
+        async def choose(self, state: GameState, budget: Budget) -> Decision:
             self.calls += 1
             await release.wait()
             return Decision(state.legal_moves()[-1])
@@ -390,17 +188,13 @@ async def test_a_move_finished_while_disconnected_is_sent_when_asked_again(
         if peer.index == 0:
             await peer.expect(Seek)
             state = await start_match(peer, "m1", "tictactoe", you=0)
-            await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                     legal_moves=tuple(state.legal_moves()), time_left_ms=1000,
-                                     bank_ms=0))
+            await your_turn(peer, "m1", state)
             await asyncio.sleep(0.1)
             peer.ws.transport.abort()
             release.set()
             return
         state = await start_match(peer, "m1", "tictactoe", you=0)
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=1000,
-                                 bank_ms=0))
+        await your_turn(peer, "m1", state)
         move = await peer.expect(Move)
         assert (move.ply, move.move) == (0, 8)
         await end_match(peer, "m1", None, "draw")
@@ -420,7 +214,7 @@ async def test_trusts_the_server_position_and_replaces_an_illegal_choice(scripte
     class Recorder:
         """Records what it is asked; answers an illegal move the second time."""
 
-        async def choose(self, state: GameState) -> Decision:
+        async def choose(self, state: GameState, budget: Budget) -> Decision:
             seen.append(state)
             return Decision(99 if len(seen) == 2 else state.legal_moves()[0])
 
@@ -430,9 +224,7 @@ async def test_trusts_the_server_position_and_replaces_an_illegal_choice(scripte
         state = await start_match(peer, "m1", "tictactoe", you=1)
         for opponent_move in (4, 8):  # never announced by moved: your_turn's position rules
             state = state.play(opponent_move)
-            await peer.send(YourTurn(match_id="m1", ply=state.ply, position=state.encode(),
-                                     legal_moves=tuple(state.legal_moves()), time_left_ms=1000,
-                                     bank_ms=0))
+            await your_turn(peer, "m1", state)
             answers.append(await peer.expect(Move))
             state = state.play(answers[-1].move)
         await end_match(peer, "m1", None, "draw")
@@ -491,7 +283,7 @@ async def test_cli_exits_nonzero_on_auth_failure_without_echoing_the_token(
 
 async def test_stop_interrupts_the_reconnect_wait() -> None:
     # Nothing listens on this port: every attempt fails and the client backs off.
-    client = BotClient(config(f"ws://127.0.0.1:{_free_port()}", retry_initial_s=30.0),
+    client = BotClient(config(f"ws://127.0.0.1:{free_port()}", retry_initial_s=30.0),
                        python_mcts())
     task = asyncio.create_task(client.run())
     await asyncio.sleep(0.3)
@@ -564,9 +356,7 @@ async def test_event_loop_stays_responsive_while_a_pooled_search_thinks(scripted
         await peer.handshake()
         await peer.expect(Seek)
         state = await start_match(peer, "m1", "connect4", you=0)
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=5000,
-                                 bank_ms=0))
+        await your_turn(peer, "m1", state, 5000)
         sent = time.monotonic()
         await asyncio.sleep(0.3)
         pong = await peer.ws.ping()
@@ -607,47 +397,6 @@ async def test_event_loop_stays_responsive_while_a_pooled_search_thinks(scripted
     assert max(gaps) < 0.25, f"event loop stalled for {max(gaps):.3f} s"
 
 
-async def test_sigterm_closes_the_socket_and_leaves_no_child_process(scripted: Any) -> None:
-    thinking = asyncio.Event()
-    close_codes: list[int | None] = []
-
-    async def script(peer: Peer) -> None:
-        await peer.handshake()
-        await peer.expect(Seek)
-        state = await start_match(peer, "m1", "connect4", you=0)
-        await peer.send(YourTurn(match_id="m1", ply=0, position=state.encode(),
-                                 legal_moves=tuple(state.legal_moves()), time_left_ms=60_000,
-                                 bank_ms=0))
-        thinking.set()
-        close_codes.append(await peer.client_close_code(timeout=30))
-
-    server = await scripted(script)
-    proc = await start_cli(
-        server.url, "--game", "connect4", "--strategy", "mcts:workers=2,engine=python,ms=60000"
-    )
-    try:
-        async with asyncio.timeout(30):
-            await thinking.wait()
-        await asyncio.sleep(0.5)  # the workers are now searching
-        children = _children(proc.pid)
-        assert len(children) >= 2, children
-        started = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(20):
-            _, stderr = await proc.communicate()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0, stderr.decode()
-    assert time.monotonic() - started < 10
-    assert close_codes == [CloseCode.NORMAL]
-    deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not [pid for pid in children if _alive(pid)], "worker processes outlived the bot"
-
-
 # The simple API ------------------------------------------------------------------------------
 
 
@@ -684,9 +433,10 @@ async def test_function_chooser_accepts_async_functions_and_decisions() -> None:
     async def think(state: GameState) -> Decision:
         return Decision(state.legal_moves()[1])
 
-    assert await FunctionChooser(think).choose(new_game("connect4")) == Decision(1)
+    start = new_game("connect4")
+    assert await FunctionChooser(think).choose(start, Budget.UNLIMITED) == Decision(1)
     with pytest.raises(TypeError):
-        await FunctionChooser(lambda state: "3").choose(new_game("connect4"))  # type: ignore[arg-type, return-value]
+        await FunctionChooser(lambda state: "3").choose(start, Budget.UNLIMITED)  # type: ignore[arg-type, return-value]
 
 
 # Pieces ----------------------------------------------------------------------------------------
@@ -717,50 +467,4 @@ def test_analysis_from_search_info() -> None:
     assert all(stat.value is None for stat in analysis.moves if stat.move == 3)
     Move(match_id="m", ply=0, move=89, analysis=analysis).to_json()  # fits the wire
 
-
-# Helpers ------------------------------------------------------------------------------------
-
-
-async def start_cli(url: str, *args: str) -> asyncio.subprocess.Process:
-    """``arena-bot`` as a subprocess, the token in its environment."""
-    env = {**os.environ, "ARENA_BOT_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.client_cli", "--url", url, "--name", "alice",
-        "--game", "tictactoe", "--retry-max", "0.2", *args,
-        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
-
-
-def _stat_fields(pid: int | str) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()  # the command name may contain spaces
-
-
-def _children(pid: int) -> set[int]:
-    """Live child processes of ``pid``."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            fields = _stat_fields(entry)
-            if fields is not None and int(fields[1]) == pid and fields[0] != "Z":
-                found.add(int(entry))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    fields = _stat_fields(pid)
-    return fields is not None and fields[0] != "Z"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 

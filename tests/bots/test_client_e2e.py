@@ -19,6 +19,7 @@ from websockets.asyncio.client import connect
 
 from arena.server import ArenaConfig, ArenaServer
 from bots import make_strategy_from_spec
+from bots.budget import Budget
 from bots.client import BotClient, ClientConfig, Decision, StrategyChooser
 from protocol.games import GameState
 from protocol.messages import (
@@ -117,7 +118,7 @@ async def test_a_bot_cut_off_mid_match_reconnects_and_finishes_it(server: ArenaS
 
         moves = 0
 
-        async def choose(self, state: GameState) -> Decision:
+        async def choose(self, state: GameState, budget: Budget) -> Decision:
             self.moves += 1
             if self.moves == 2:
                 cut_now.set()

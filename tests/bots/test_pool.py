@@ -9,6 +9,7 @@ import time
 import pytest
 
 from bots import SearchError, make_strategy
+from bots.budget import Budget
 from bots.mcts import RootStats, merge_root_stats, search_task
 from bots.pool import SearchPool
 from protocol.games import new_game
@@ -95,7 +96,8 @@ def test_close_leaves_no_child_process() -> None:
 def test_close_during_a_search_stops_the_workers() -> None:
     bot = make_strategy("mcts", game="connect4", time_ms=5000, workers=1)
     pids = bot._pool.pids  # type: ignore[attr-defined]
-    future = bot._pool.run_all(search_task, bot._task_args(new_game("connect4")))  # type: ignore[attr-defined]
+    args = bot._task_args(new_game("connect4"), Budget.UNLIMITED)  # type: ignore[attr-defined]
+    future = bot._pool.run_all(search_task, args)  # type: ignore[attr-defined]
     time.sleep(0.2)
     start = time.perf_counter()
     bot.close()

@@ -1,0 +1,126 @@
+"""What a bot client run is told (``ClientConfig``, ``Backoff``) and what it reports
+(``MatchReport``, ``ClientSummary``)."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+
+from bots.budget import MARGIN_MS
+from protocol.messages import MatchEnd, TimeControl
+from protocol.messages.values import BOT_NAME_PATTERN
+
+DEFAULT_TIME_CONTROL = TimeControl(move_ms=1000, bank_ms=0)
+"""What a bot seeks unless told otherwise: one second per move, no bank."""
+
+MAX_MATCHES = 64
+"""The protocol's limit on ``hello.max_matches``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """How a bot connects and what it asks to play.
+
+    ``games=None`` plays forever; ``challenge`` names a bot to challenge
+    instead of seeking. ``ca_file`` trusts only the CAs in that PEM file for
+    a ``wss://`` URL (default: the system's); ``insecure`` allows a plain
+    ``ws://`` URL to a host other than this machine. ``margin_ms`` is the
+    fixed part of each move's safety margin (``bots.budget``). The token is
+    left out of ``repr`` so it never reaches a log.
+    """
+
+    url: str
+    name: str
+    token: str = field(repr=False)
+    game: str
+    time_control: TimeControl = DEFAULT_TIME_CONTROL
+    games: int | None = None
+    max_matches: int = 1
+    accept_challenges: bool = True
+    challenge: str | None = None
+    retry_initial_s: float = 0.5
+    retry_max_s: float = 10.0
+    challenge_retry_s: float = 2.0
+    open_timeout_s: float = 10.0
+    ping_interval_s: float | None = 5.0
+    ping_timeout_s: float | None = 20.0
+    ca_file: str | None = None
+    insecure: bool = False
+    margin_ms: float = MARGIN_MS
+
+    def __post_init__(self) -> None:
+        # Caught here: the server would only answer a bad hello by timing it out.
+        if not 1 <= self.max_matches <= MAX_MATCHES:
+            raise ValueError(f"max_matches must be within 1-{MAX_MATCHES}")
+        if self.games is not None and self.games < 1:
+            raise ValueError("games must be at least 1 (or None to play forever)")
+        if not re.fullmatch(BOT_NAME_PATTERN, self.name):
+            raise ValueError(f"a bot name must match {BOT_NAME_PATTERN}")
+        if self.margin_ms < 0:
+            raise ValueError("margin_ms must be at least 0")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchReport:
+    """How one match ended, from this bot's side."""
+
+    match_id: str
+    game: str
+    opponent: str | None
+    you: int | None
+    outcome: str
+    """``win``, ``loss``, ``draw`` or ``aborted``."""
+    end: MatchEnd
+
+    def line(self, name: str) -> str:
+        """The one log line for this result."""
+        seat = {0: " as first", 1: " as second"}.get(self.you if self.you is not None else -1, "")
+        text = (
+            f"match {self.match_id} {self.game} vs {self.opponent or '?'}{seat}: "
+            f"{self.outcome} {self.end.result} ({self.end.termination}) - {self.end.reason}"
+        )
+        for change in self.end.rating_changes:
+            if change.bot == name:
+                text += f"; rating {change.before:.1f} -> {change.after:.1f}"
+        return text
+
+
+@dataclass(slots=True)
+class ClientSummary:
+    """What a run did: every finished match, connections opened, fallback moves played."""
+
+    reports: list[MatchReport] = field(default_factory=list)
+    connections: int = 0
+    fallback_moves: int = 0
+    """Moves the chooser failed to give (error, or an illegal move) replaced by a legal one."""
+
+
+class Backoff:
+    """Reconnection delays: ``initial`` growing by ``factor`` up to ``maximum``, with jitter.
+
+    Each delay is drawn from ``[base * (1 - jitter), base]`` so many bots
+    dropped by one server restart do not all return at the same instant.
+    """
+
+    def __init__(
+        self,
+        initial: float = 0.5,
+        maximum: float = 10.0,
+        factor: float = 2.0,
+        jitter: float = 0.5,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.initial, self.maximum, self.factor, self.jitter = initial, maximum, factor, jitter
+        self._rng = rng or random.Random()
+        self._base = initial
+
+    def next_delay(self) -> float:
+        """The delay before the next attempt; each call grows the next one."""
+        base = min(self._base, self.maximum)
+        self._base = min(self._base * self.factor, self.maximum)
+        return base * (1.0 - self.jitter * self._rng.random())
+
+    def reset(self) -> None:
+        """Start again from ``initial`` (after a connection the server accepted)."""
+        self._base = self.initial
