@@ -496,7 +496,12 @@ class Gateway:
         for conn in await self.logins.revoked(self.bots):
             if conn.closing:
                 continue
-            log.warning("bot %s was removed or its token reset: closing its connection", conn.name)
+            log.warning(
+                "bot %s was removed or its token reset: closing its connection from %s",
+                conn.name,
+                conn.remote,
+                extra={"event": "login_revoked", "bot": conn.name, "remote": conn.remote},
+            )
             self._refuse(
                 conn,
                 _Close(

@@ -158,11 +158,15 @@ async def test_a_reset_token_closes_the_live_connection(
     assert bob.ws.close_code is None
 
 
-async def test_removing_a_bot_closes_its_connection(store: Store, bot: Any) -> None:
+async def test_removing_a_bot_closes_its_connection(
+    store: Store, bot: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     alice = await bot("alice")
     await store.remove_bot("alice")
     await alice.expect_error("auth_failed", timeout=3)
     assert await alice.closed() == 1008
+    revoked = [r for r in caplog.records if getattr(r, "event", None) == "login_revoked"]
+    assert [(r.levelname, r.bot) for r in revoked] == [("WARNING", "alice")]  # type: ignore[attr-defined]
 
 
 async def test_a_hello_with_a_name_no_bot_may_have_says_so(
