@@ -6,11 +6,11 @@ Each move, within ``time_ms`` (and ``max_nodes`` solver nodes, if given):
    an immediate win are settled without a search; an immediate win is
    played, and a move that is the only one not handing over a win is
    played at once (it keeps whatever the value is). Otherwise the moves, in
-   the solver's order (most threats created, then central), are asked "does
-   it hold a draw?" until one does, then "does it win?" (that move first),
-   one null-window search per question. The first yes to "win" gives a won
-   position and a winning move; a safe move with no winning one gives a
-   draw; no safe move gives a loss.
+   the solver's order (most threats created, then central): "does the first
+   one win?", then "does it hold a draw?" until one does, then "does it
+   win?" (that move first), one null-window search per question. The first
+   yes to "win" gives a won position and a winning move; a safe move with
+   no winning one gives a draw; no safe move gives a loss.
 2. **Best score** (strong). In a won or lost position the exact score is
    narrowed from the proven side and the first move reaching it is played:
    the fastest win, the slowest loss (a draw-keeping move is already
@@ -117,9 +117,10 @@ class _Root:
 
         An immediate win is taken at once, and a move that is the only one not
         handing the opponent an immediate win keeps the value whatever it is.
-        Otherwise a safe move (draw or better) is looked for first, then a
-        winning one (the safe move asked first), so that when the budget runs
-        out early the move in hand at least holds a draw.
+        Otherwise: does the most promising move win? If not, a safe move (draw
+        or better) is looked for, then a winning one (the safe move asked
+        first), so that when the budget runs out early the move in hand at
+        least holds a draw.
         """
         lows = {m: low for m, (low, _) in self.bounds.items()}
         best = max(self.moves, key=lambda m: lows[m])
@@ -128,6 +129,13 @@ class _Root:
         open_moves = [m for m in self.moves if self.bounds[m][1] >= 0]
         if len(open_moves) == 1:
             return open_moves[0], None, True
+        # Most positions where the choice matters are won: first ask whether the most
+        # promising move wins, which settles many of them with a single search.
+        answer = self.ask(open_moves[0], 1)
+        if answer is None:
+            return None, None, False
+        if answer:
+            return open_moves[0], 1, True
         safe = None
         for move in self.moves:
             answer = self.ask(move, 0)
