@@ -127,6 +127,8 @@ class _Root:
         if lows[best] > 0:
             return best, 1, True
         open_moves = [m for m in self.moves if self.bounds[m][1] >= 0]
+        if not open_moves:
+            return self.moves[0], -1, True  # every move hands over a win: all equally lost
         if len(open_moves) == 1:
             return open_moves[0], None, True
         # Most positions where the choice matters are won: first ask whether the most

@@ -40,6 +40,28 @@ def test_solved_positions_get_the_best_move_in_process() -> None:
             assert bot.last_search is not None and bot.last_search.moves == ()  # no MCTS needed
 
 
+def test_lost_positions_get_the_slowest_loss() -> None:
+    rng = random.Random(9)
+    lost: list[Connect4State] = []
+    while len(lost) < 4:
+        state = Connect4State.initial()
+        target = rng.randint(24, 34)
+        while state.ply < target and state.outcome() is None:
+            state = state.play(rng.choice(state.legal_moves()))
+        if state.outcome() is None:
+            scores = analyse(state).scores
+            if max(scores.values()) < 0 and len(set(scores.values())) > 1:  # type: ignore[type-var]
+                lost.append(state)
+    # o to move can block only one end of x's open three: every move hands over a win.
+    hopeless = Connect4State.from_notation("44553")
+    with make_strategy("solver", game="connect4", time_ms=2000, workers=0) as bot:
+        for state in lost:
+            scores = analyse(state).scores
+            assert scores[bot.choose_move(state)] == max(scores.values())  # type: ignore[type-var]
+        assert bot.choose_move(hopeless) in hopeless.legal_moves()
+        assert bot.last_search is not None and bot.last_search.value == -1.0
+
+
 def test_the_pooled_strategy_plays_the_same_solved_moves() -> None:
     states = _positions_where_the_choice_matters(seed=4, count=4)
     with make_strategy_from_spec("solver:time_ms=300,workers=2", "connect4") as pooled:
