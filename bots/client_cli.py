@@ -73,22 +73,16 @@ def _parser() -> argparse.ArgumentParser:
         "--max-matches", type=_positive, default=1, help="matches played at once (default 1)"
     )
     parser.add_argument(
-        "--move-ms",
-        type=_positive,
-        default=DEFAULT_TIME_CONTROL.move_ms,
+        "--move-ms", type=_positive, default=DEFAULT_TIME_CONTROL.move_ms,
         help="time per move to seek or challenge with (ms)",
     )
     parser.add_argument(
-        "--bank-ms",
-        type=_non_negative,
-        default=DEFAULT_TIME_CONTROL.bank_ms,
+        "--bank-ms", type=_non_negative, default=DEFAULT_TIME_CONTROL.bank_ms,
         help="time bank to seek or challenge with (ms)",
     )
     parser.add_argument("--challenge", metavar="OPPONENT", help="challenge this bot, not seek")
     parser.add_argument(
-        "--accept-challenges",
-        action=argparse.BooleanOptionalAction,
-        default=True,
+        "--accept-challenges", action=argparse.BooleanOptionalAction, default=True,
         help="accept challenges for --game (default: yes)",
     )
     parser.add_argument(
@@ -188,9 +182,8 @@ async def _play(config: ClientConfig, spec: str, analysis: bool) -> int:
             summary = await client.run()
         except RefusedError as exc:
             hint = _REFUSAL_HINTS.get(exc.code, "giving up")
-            log.error(
-                "the server refused bot %s: %s (%s); %s", config.name, exc.message, exc.code, hint
-            )
+            log.error("the server refused bot %s: %s (%s); %s",
+                      config.name, exc.message, exc.code, hint)
             return EXIT_REFUSED
         except ClientError as exc:
             log.error("%s", exc)

@@ -132,15 +132,8 @@ def run_bot(
     )
     return asyncio.run(
         play_bot(
-            choose,
-            url=url,
-            name=name,
-            game=game,
-            token=token,
-            games=games,
-            time_control=time_control,
-            challenge=challenge,
-            accept_challenges=accept_challenges,
-            max_matches=max_matches,
+            choose, url=url, name=name, game=game, token=token, games=games,
+            time_control=time_control, challenge=challenge,
+            accept_challenges=accept_challenges, max_matches=max_matches,
         )
     )
