@@ -13,8 +13,10 @@ win/draw/loss value. Every move of every position is solved exactly by
 For each strategy at ``--ms`` per move (its default workers), one move per
 position: "kept" is the share of moves that keep the win/draw/loss value,
 "optimal" the share that reach the position's exact score (the fastest
-win, a draw, the slowest loss), and "optimal when decided" the same among
-won and lost positions only. ``--match N`` then plays ``solver`` against
+win, a draw, the slowest loss), and "optimal, won/lost" the same among won
+and lost positions only (there are no lost ones: every move keeps a loss).
+For ``solver`` it also counts the moves the solver proved rather than the
+fallback search chose. ``--match N`` then plays ``solver`` against
 ``mcts-heavy`` at ``--ms`` for N games in colour-swapped pairs from random
 2-ply openings and prints the score.
 """
@@ -130,11 +132,13 @@ class Tally:
     optimal: int = 0
     decided: int = 0
     decided_optimal: int = 0
+    solved: int = 0
     seconds: float = 0.0
 
-    def add(self, position: Position, move: int, seconds: float) -> None:
-        """Count one chosen move."""
+    def add(self, position: Position, move: int, seconds: float, solved: bool) -> None:
+        """Count one chosen move (``solved``: the solver, not a search, chose it)."""
         self.moves += 1
+        self.solved += solved
         self.kept += position.keeps(move)
         self.optimal += position.optimal(move)
         if position.value != 0:
@@ -151,7 +155,9 @@ def measure(spec: str, positions: list[Position]) -> Tally:
         for position in positions:
             start = time.perf_counter()
             move = bot.choose_move(position.state())
-            tally.add(position, move, time.perf_counter() - start)
+            info = bot.last_search
+            solved = spec.startswith("solver") and info is not None and not info.moves
+            tally.add(position, move, time.perf_counter() - start, solved)
     return tally
 
 
@@ -186,7 +192,7 @@ def main() -> None:
         f"{len(positions) - won - drawn} lost for the side to move; {args.ms:g} ms per move\n"
     )
     header = (
-        f"{'strategy':<12} {'kept':>7} {'optimal':>8} {'optimal when decided':>21} "
+        f"{'strategy':<12} {'kept':>7} {'optimal':>8} {'optimal, won/lost':>18} "
         f"{'slowest move':>13}"
     )
     print(header)
@@ -195,9 +201,11 @@ def main() -> None:
         t = measure(_spec(kind, args.ms), positions)
         print(
             f"{kind:<12} {t.kept / t.moves:>7.1%} {t.optimal / t.moves:>8.1%} "
-            f"{t.decided_optimal / max(t.decided, 1):>21.1%} {t.seconds * 1000:>10.0f} ms",
+            f"{t.decided_optimal / max(t.decided, 1):>18.1%} {t.seconds * 1000:>10.0f} ms",
             flush=True,
         )
+        if t.solved:
+            print(f"{'':<12} (the solver proved its move in {t.solved} of {t.moves} positions)")
     if args.match:
         result = play_match(
             "connect4",

@@ -154,38 +154,48 @@ def _initial_bounds(stones: int) -> tuple[int, int]:
 
 
 class _Watchdog:
-    """A daemon thread that raises the stop flag of a running search at its deadline."""
+    """One daemon thread per process that raises the stop flag of searches at their deadlines.
 
-    def __init__(self, control: np.ndarray) -> None:
-        self._control = control
-        self._deadline: float | None = None
+    ``arm(flags, deadline)`` registers a search's control array; at the
+    deadline the thread sets ``flags[0] = 1``, which the compiled search
+    reads every few thousand nodes. ``disarm`` forgets it and lowers the flag.
+    """
+
+    def __init__(self) -> None:
+        self._armed: dict[int, tuple[float, np.ndarray]] = {}
         self._wake = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="solver-watchdog", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
 
-    def arm(self, deadline: float | None) -> None:
-        """Stop the search at ``deadline`` (a ``perf_counter`` time), or never."""
+    def arm(self, flags: np.ndarray, deadline: float) -> None:
+        """Stop the search watching ``flags`` at ``deadline`` (a ``perf_counter`` time)."""
         with self._wake:
-            self._control[0] = 0
-            self._deadline = deadline
+            flags[0] = 0
+            self._armed[id(flags)] = (deadline, flags)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="solver-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
             self._wake.notify()
 
-    def disarm(self) -> None:
-        """Forget the deadline and lower the flag."""
-        self.arm(None)
+    def disarm(self, flags: np.ndarray) -> None:
+        """Forget ``flags`` and lower them."""
+        with self._wake:
+            self._armed.pop(id(flags), None)
+            flags[0] = 0
 
     def _run(self) -> None:
         with self._wake:
             while True:
-                if self._deadline is None:
-                    self._wake.wait()
-                    continue
-                left = self._deadline - time.perf_counter()
-                if left <= 0:
-                    self._control[0] = 1
-                    self._deadline = None
-                else:
-                    self._wake.wait(left)
+                now = time.perf_counter()
+                for key, (deadline, flags) in list(self._armed.items()):
+                    if deadline <= now:
+                        flags[0] = 1
+                        del self._armed[key]
+                soonest = min((d for d, _ in self._armed.values()), default=None)
+                self._wake.wait(None if soonest is None else soonest - now)
+
+
+_WATCHDOG = _Watchdog()
 
 
 class Solver:
@@ -202,7 +212,6 @@ class Solver:
         self._control = np.zeros(2, dtype=np.int64)
         self._bounds = np.zeros(2, dtype=np.int64)
         self._shift = 64 - table_bits
-        self._watchdog = _Watchdog(self._control)
         self._lock = threading.Lock()
 
     def reset(self) -> None:
@@ -362,7 +371,7 @@ class Solver:
             self._stats[1] = 1
             return
         if deadline is not None:
-            self._watchdog.arm(deadline)
+            _WATCHDOG.arm(self._control, deadline)
         try:
             if probe:
                 self._bounds[0] = k.negamax(
@@ -392,7 +401,7 @@ class Solver:
                 )
         finally:
             if deadline is not None:
-                self._watchdog.disarm()
+                _WATCHDOG.disarm(self._control)
 
 
 def _clamp(score: int, low: int | None, high: int | None) -> int:

@@ -298,7 +298,13 @@ def decide(
 
 
 class SolverStrategy(Strategy):
-    """Connect Four: the solver's move when proven within ``time_ms``, else heavy MCTS."""
+    """Connect Four: the solver's move when proven within ``time_ms``, else heavy MCTS.
+
+    ``last_search``: ``simulations`` counts solver nodes plus MCTS simulations;
+    ``value`` is 1, 0 or -1 once the solver proved the win/draw/loss; ``moves``
+    holds the MCTS root statistics only when the search chose the move (empty
+    when the solver did).
+    """
 
     kind: ClassVar[str] = "solver"
     OPTIONS: ClassVar[dict[str, type]] = {
@@ -367,6 +373,8 @@ class SolverStrategy(Strategy):
         stats = merge_root_stats(searched) if searched else None
         move, value = decide(state, solved, stats)
         nodes = (solved.nodes if solved else 0) + (stats.simulations if stats else 0)
+        # The search's per-move statistics only when the search chose the move.
+        decided_by_search = stats is not None and (solved is None or solved.move is None)
         self.last_search = SearchInfo(
             simulations=nodes,
             elapsed_s=time.perf_counter() - start,
@@ -375,7 +383,7 @@ class SolverStrategy(Strategy):
                 (m, n, v / n if n else 0.0)
                 for m, n, v in zip(stats.moves, stats.visits, stats.values, strict=True)
             )
-            if stats is not None
+            if stats is not None and decided_by_search
             else (),
             workers=max(self.workers, 1),
         )

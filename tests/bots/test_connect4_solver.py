@@ -10,12 +10,14 @@ scores come from Pascal Pons' article "Part 2 - Benchmarking solvers"
 
 from __future__ import annotations
 
+import multiprocessing
 import random
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from bots.solver import Solver, SolverError, analyse, solve
+from bots.solver import Solver, SolverError, analyse, solve, warm_up
 from protocol.games import Connect4State, new_game
 
 CELLS = 42
@@ -150,6 +152,18 @@ def test_a_budgeted_analysis_keeps_what_it_proved() -> None:
         assert exact.value == max(exact.scores.values())  # type: ignore[type-var]
         assert exact.best_moves() == [m for m, s in exact.scores.items() if s == exact.value]
     assert unknown > 0  # the budget did cut some searches short
+
+
+def test_analyse_runs_in_a_process_pool_with_a_budget_per_position() -> None:
+    game = "".join(str(m + 1) for m in _random_positions(seed=2, count=1, low=24, high=24)[0].moves)
+    prefixes = [game[:ply] for ply in (0, 12, 20, 24)]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=context, initializer=warm_up) as pool:
+        results = list(pool.map(analyse, prefixes, [300] * len(prefixes)))
+    assert not results[0].complete  # the empty board is far beyond 300 ms
+    for prefix, result in zip(prefixes[2:], results[2:], strict=True):
+        assert result.complete
+        assert result.scores == analyse(prefix).scores
 
 
 def test_bad_positions_are_refused_clearly() -> None:
