@@ -68,8 +68,6 @@ class RootSolve:
     """1 win, 0 draw, -1 loss for the mover, when proven."""
     nodes: int = 0
     elapsed_s: float = 0.0
-    safe: int | None = None
-    """A move proven to keep at least a draw, when one was found."""
 
     def proofs(self) -> dict[int, int]:
         """-1 for every move proven worse than another (to be pruned), 0 otherwise."""
@@ -212,7 +210,6 @@ def solve_root(
         outcome,
         root.nodes,
         time.perf_counter() - start,
-        safe=keeper,
     )
 
 
