@@ -28,6 +28,7 @@ Connect Four game in progress, or notation that is not a legal game.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -166,6 +167,12 @@ class _Watchdog:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
+    def renew(self) -> None:
+        """Forget every deadline and the thread (in a forked child, which has no thread)."""
+        self._armed = {}
+        self._wake = threading.Condition()
+        self._thread = None
+
     def arm(self, flags: np.ndarray, deadline: float) -> None:
         """Stop the search watching ``flags`` at ``deadline`` (a ``perf_counter`` time)."""
         with self._wake:
@@ -196,6 +203,16 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no watchdog thread and may copy locks held mid-search: renew both."""
+    _WATCHDOG.renew()
+    if _default is not None:
+        _default._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Solver:

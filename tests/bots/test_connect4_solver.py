@@ -166,6 +166,18 @@ def test_analyse_runs_in_a_process_pool_with_a_budget_per_position() -> None:
         assert result.scores == analyse(prefix).scores
 
 
+def test_time_budgets_hold_in_a_forked_child() -> None:
+    warm_up()
+    solve("", time_ms=20)  # this process's watchdog thread is running now
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        try:
+            # Without a watchdog of its own the child would search the empty board for hours.
+            result = pool.apply_async(solve, ("", 100)).get(timeout=30)
+        finally:
+            pool.terminate()
+    assert result.score is None and result.nodes > 0
+
+
 def test_bad_positions_are_refused_clearly() -> None:
     with pytest.raises(SolverError, match="game is over"):
         solve("1212121")  # x has four in column 1
