@@ -158,6 +158,7 @@ _REGISTRY: dict[str, str] = {
     "mcts-heavy": "bots.mcts:HeavyMCTSStrategy",
     "greedy": "bots.heuristic:GreedyStrategy",
     "alphabeta": "bots.heuristic:AlphaBetaStrategy",
+    "solver": "bots.solver_strategy:SolverStrategy",
 }
 
 STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)
