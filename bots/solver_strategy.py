@@ -37,8 +37,9 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
+from bots.budget import Budget
 from bots.kernels import DEFAULT_MAX_NODES
 from bots.mcts import RootStats, merge_root_stats, search_task
 from bots.pool import SearchPool
@@ -297,7 +298,8 @@ def decide(
 class SolverStrategy(Strategy):
     """Connect Four: the solver's move when proven within ``time_ms``, else heavy MCTS.
 
-    ``last_search``: ``simulations`` counts solver nodes plus MCTS simulations;
+    ``last_search`` reports what chose the move: the solver's nodes (``counts="nodes"``)
+    or the search's simulations;
     ``value`` is 1, 0 or -1 once the solver proved the win/draw/loss; ``moves``
     holds the MCTS root statistics only when the search chose the move (empty
     when the solver did).
@@ -352,10 +354,11 @@ class SolverStrategy(Strategy):
         """E.g. ``solver(time_ms=100, workers=2)``."""
         return f"solver(time_ms={self.time_ms:g}, workers={self.workers})"
 
-    def _args(self, state: GameState) -> list[tuple[Any, ...]]:
+    def _args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
         self._flag[0] = 0
         seed = self._seeds.getrandbits(63)
-        time_s = self.time_ms / 1000.0
+        # The strategy's own limit, cut to what the match's clock leaves (bots.budget).
+        time_s = budget.cap_s(None if self.time_ms is None else self.time_ms / 1000.0)
         roles = ["both", "mcts"] if self.workers == 2 else ["both"]
         return [(role, state, time_s, seed, self.solve_share, self.max_nodes) for role in roles]
 
@@ -369,11 +372,16 @@ class SolverStrategy(Strategy):
         searched = [r[1] for r in results if r[1] is not None]
         stats = merge_root_stats(searched) if searched else None
         move, value = decide(state, solved, stats)
-        nodes = (solved.nodes if solved else 0) + (stats.simulations if stats else 0)
-        # The search's per-move statistics only when the search chose the move.
+        # Reported is what chose the move: the search's simulations and per-move
+        # statistics, or the solver's nodes.
         decided_by_search = stats is not None and (solved is None or solved.move is None)
+        counts: Literal["simulations", "nodes"] = "nodes"
+        count = solved.nodes if solved else 0
+        if decided_by_search and stats is not None:
+            count, counts = stats.simulations, "simulations"
         self.last_search = SearchInfo(
-            simulations=nodes,
+            simulations=count,
+            counts=counts,
             elapsed_s=time.perf_counter() - start,
             value=value,
             moves=tuple(
@@ -386,22 +394,24 @@ class SolverStrategy(Strategy):
         )
         return move
 
-    def _choose(self, state: GameState) -> int:
+    def _choose(self, state: GameState, budget: Budget) -> int:
         start = time.perf_counter()
-        args = self._args(state)
+        args = self._args(state, budget)
         if self._pool is None:
             results = [solver_task(*a) for a in args]
         else:
             results = self._pool.run_all(solver_task, args).result()
         return self._finish(results, state, start)
 
-    async def choose_move_async(self, state: GameState) -> int:
+    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
         """Search in the pool while the event loop keeps running."""
         self._check_state(state)
+        budget = budget or Budget.UNLIMITED
         if self._pool is None:
-            return await asyncio.to_thread(self._choose, state)
+            return await asyncio.to_thread(self._choose, state, budget)
         start = time.perf_counter()
-        results = await asyncio.wrap_future(self._pool.run_all(solver_task, self._args(state)))
+        args = self._args(state, budget)
+        results = await asyncio.wrap_future(self._pool.run_all(solver_task, args))
         return self._finish(results, state, start)
 
     def close(self) -> None:
