@@ -119,6 +119,8 @@ class ArenaApp:
             if self.publisher is not None:
                 await self.publisher.stop(MQTT_STOP_TIMEOUT_S)
             raise
+        if self.publisher is not None and self.server.tournaments is not None:
+            self.server.tournaments.scheduler.subscribe(self.publisher)
         if self._boards is not None:
             # Retain every board at once, so a dashboard has them before the first result.
             for game in GAMES:

@@ -4,6 +4,7 @@ The tree::
 
     ArenaError                          root of everything raised here
     ├── StartupError                    the server cannot start as configured (port, TLS, ...)
+    ├── TournamentError                 a tournament cannot be created or changed as asked
     └── StoreError                      the persistence layer refused or failed
         ├── BotExistsError              a bot by that name is already registered
         ├── NoSuchBotError              no active bot by that name
@@ -155,3 +156,7 @@ class EndNotCommittedError(StoreError):
 
 class StartupError(ArenaError):
     """The server cannot start as configured; the message is one line a person can act on."""
+
+
+class TournamentError(ArenaError):
+    """A tournament cannot be created or changed as asked; the message is one line."""

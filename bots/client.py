@@ -190,6 +190,8 @@ class ClientConfig:
     max_matches: int = 1
     accept_challenges: bool = True
     challenge: str | None = None
+    seek: bool = True
+    """False: never seek; play only the challenges accepted (a tournament's bots)."""
     retry_initial_s: float = 0.5
     retry_max_s: float = 10.0
     challenge_retry_s: float = 2.0
@@ -693,7 +695,7 @@ class BotClient:
                         id=f"challenge-{next(self._ids)}",
                     )
                 )
-        elif not self._seek_pending:
+        elif config.seek and not self._seek_pending:
             self._seek_pending = True
             self._post(
                 Seek(

@@ -304,7 +304,8 @@ def _rated_matches(entries: list[dict[str, Any]]) -> int:
     return sum(int(e["games"]) for e in entries) // 2
 
 
-def _configure_logging(path: Path) -> None:
+def log_to_file(path: Path) -> None:
+    """Send the arena's log (INFO and up) to ``path`` as well."""
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s arena %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
@@ -319,7 +320,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
     if not files.is_dir():
         # The database's own directory: a typo here must not create directories.
         raise DatabaseOpenError(mask_url(options.db_url), f"directory {files} does not exist")
-    _configure_logging(files / LOG_FILE)
+    log_to_file(files / LOG_FILE)
     config = ArenaConfig(
         host=options.host,
         port=options.port,
@@ -343,7 +344,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
         print("hint: another arena may be running; try --port 0 (any free port)", file=sys.stderr)
         return 1
     run = _DemoRun(app, options, out or sys.stdout, files)
-    undo = _install_signals(run.stop)
+    undo = install_stop_signals(run.stop)
     final: list[dict[str, Any]] = []
     try:
         await run.start_bots()
@@ -360,7 +361,8 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
     return 0
 
 
-def _install_signals(stop: asyncio.Event) -> Callable[[], None]:
+def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
+    """Set ``stop`` on SIGINT, SIGTERM and SIGHUP; returns the function that undoes it."""
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     for sig in signals:
@@ -373,7 +375,7 @@ def _install_signals(stop: asyncio.Event) -> Callable[[], None]:
     return undo
 
 
-def _client_host(host: str) -> str:
+def client_host(host: str) -> str:
     """Where a local client connects when the server listens on ``host``."""
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
@@ -391,7 +393,7 @@ class _DemoRun:
         self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.started_total = 0
-        host = _client_host(options.host)
+        host = client_host(options.host)
         self.viewer_url = f"http://{host}:{app.server.port}/"
         self.ws_url = f"ws://{host}:{app.server.port}"
 

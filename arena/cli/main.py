@@ -14,6 +14,8 @@ plain file path means a SQLite file)::
     arena bots remove NAME
     arena leaderboard --game connect4 [--server http://127.0.0.1:8765]
     arena ratings rebuild
+    arena tournament create|list|status|pause|resume|cancel|export|run ...
+    arena ladder --game connect4 [--sims 50,100,...] [--games-per-pair 40]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
@@ -27,7 +29,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, ratings, serve, watch
+from arena.cli import bots, demo, ladder, ratings, serve, tournament, watch
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -37,6 +39,8 @@ COMMANDS: tuple[Register, ...] = (
     watch.register,
     bots.register,
     ratings.register,
+    tournament.register,
+    ladder.register,
 )
 """Every subcommand, in the order ``--help`` lists them."""
 

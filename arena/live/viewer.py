@@ -6,6 +6,7 @@ router of ``arena.http``::
 
     /                   index.html  (live matches, leaderboards, recent results)
     /matches/<id>       match.html  (one match: live board, telemetry, replay)
+    /tournaments[/<id>] tournament.html (the tournaments; one live: tables, SPRT chart)
     /static/<path>      any file below arena/static with a known type
 
 The pages are plain HTML with ES modules, no build step; everything dynamic
@@ -62,6 +63,7 @@ CONTENT_SECURITY_POLICY = (
 
 _PAGES = {"/": "index.html", "/index.html": "index.html"}
 _MATCH_PAGE = re.compile(r"/matches/" + MATCH_ID_PATTERN)
+_TOURNAMENT_PAGE = re.compile(r"/tournaments(?:/[0-9]{1,9})?")
 _STATIC_PREFIX = "/static/"
 
 
@@ -143,6 +145,8 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
         file: Path | None = STATIC_DIR / _PAGES[path]
     elif _MATCH_PAGE.fullmatch(path):
         file = STATIC_DIR / "match.html"
+    elif _TOURNAMENT_PAGE.fullmatch(path):
+        file = STATIC_DIR / "tournament.html"
     elif path.startswith(_STATIC_PREFIX):
         try:
             file = resolve_static_path(path[len(_STATIC_PREFIX) :])
@@ -178,4 +182,5 @@ def add_viewer_routes(router: Router) -> None:
 
     router.add(r"/(?:index\.html)?", serve)
     router.add(r"/matches/" + MATCH_ID_PATTERN, serve)
+    router.add(_TOURNAMENT_PAGE.pattern, serve)
     router.add(r"/static/.+", serve)

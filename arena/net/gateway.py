@@ -574,11 +574,14 @@ class Gateway:
                 )
             case Accept(challenge_id=challenge_id):
                 pairing = self._lobby.accept(bot, challenge_id)
-                if self.accepting:
+                if pairing is not None and self.accepting:  # None: the arena's own invite
                     await self._registry.start(pairing)
             case Decline(challenge_id=challenge_id):
-                pending = self._lobby.decline(bot, challenge_id)
-                self.tell(pending.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot))
+                declined = self._lobby.decline(bot, challenge_id)
+                if declined is not None:  # None: the arena's own invite
+                    self.tell(
+                        declined.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot)
+                    )
             case Watch() | Unwatch():
                 # A bot watching its own match would see its opponent's analysis.
                 raise ProtocolError(ErrorCode.FORBIDDEN, "bots cannot watch; connect as spectator")

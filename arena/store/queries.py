@@ -131,6 +131,9 @@ async def get_match(
         **_summary_fields(row),
         moves=moves,
         rating_changes=[RatingChange(bot=n, before=b, after=a) for n, b, a in changes],
+        opening=tuple(int(m) for m in (row[0].opening or "").split()),
+        tournament_id=row[0].tournament_id,
+        tournament_pair=row[0].tournament_pair,
     )
 
 
