@@ -24,16 +24,21 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena.cli.common import Subparsers, open_store
 from arena.errors import TournamentError
-from arena.tournaments.admin import AdminClient, ServerUnreachable, running_server
+from arena.tournaments.admin import ServerUnreachable, running_server
 from arena.tournaments.openings import NONE, SUITES, load_openings
 from arena.tournaments.report import format_listing, format_status
 from arena.tournaments.settings import FORMATS, MODELS, TournamentSettings
 from protocol.games import GAMES
+
+T = TypeVar("T")
 
 # ``storage``, ``standings`` and the local runner are imported by the commands that
 # use them: they pull in the statistics (SciPy), which every ``arena`` command would
@@ -155,49 +160,49 @@ async def _create(args: argparse.Namespace) -> int:
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     settings = settings_from(args, _seats(args, bots)).check()
     suite = load_openings(args.openings, settings.game)
-    client = running_server(args.db)
-    if client is not None:
-        try:
-            reply = await asyncio.to_thread(
-                client.call, "POST", "/api/tournaments", create_body(settings, suite)
-            )
-            print(f"created tournament {reply['id']} on the server at {client.admin.url}")
-            return 0
-        except ServerUnreachable:
-            pass  # a stale admin file: the server is gone
-    store = await open_store(args.db, create=False)
-    try:
-        async with store.write_session() as session:
-            tournament_id = await storage.insert_tournament(session, settings, suite)
-    finally:
-        await store.close()
+    answer = await _ask_server(args.db, "POST", "/api/tournaments", create_body(settings, suite))
+    if answer is not None:
+        reply, url = answer
+        print(f"created tournament {reply['id']} on the server at {url}")
+        return 0
+    tournament_id = await _on_database(
+        args.db, True, lambda session: storage.insert_tournament(session, settings, suite)
+    )
     print(f"created tournament {tournament_id}; it starts when `arena serve` runs on this database")
     return 0
 
 
-async def _server_or_none(db: str) -> AdminClient | None:
-    return await asyncio.to_thread(running_server, db)
+async def _ask_server(db: str, method: str, path: str, body: Any = None) -> tuple[Any, str] | None:
+    """The answer of the server running on ``db`` and its URL; None when none answers."""
+    client = await asyncio.to_thread(running_server, db)
+    if client is None:
+        return None
+    try:
+        return await asyncio.to_thread(client.call, method, path, body), client.admin.url
+    except ServerUnreachable:
+        return None  # a stale admin file: that server is gone
+
+
+async def _on_database(db: str, write: bool, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Run ``work`` in one transaction on ``db`` (which must exist)."""
+    store = await open_store(db, create=False)
+    try:
+        async with store.write_session() if write else store.read_session() as session:
+            return await work(session)
+    finally:
+        await store.close()
 
 
 async def _change(db: str, tournament_id: int, action: str) -> int:
     from arena.tournaments import storage
 
-    client = await _server_or_none(db)
-    if client is not None:
-        try:
-            reply = await asyncio.to_thread(
-                client.call, "POST", f"/api/tournaments/{tournament_id}/{action}", {}
-            )
-            print(f"tournament {tournament_id} is {reply['status']}")
-            return 0
-        except ServerUnreachable:
-            pass
-    store = await open_store(db, create=False)
-    try:
-        async with store.write_session() as session:
-            status = await storage.change_status(session, tournament_id, action)
-    finally:
-        await store.close()
+    answer = await _ask_server(db, "POST", f"/api/tournaments/{tournament_id}/{action}", {})
+    if answer is not None:
+        status = answer[0]["status"]
+    else:
+        status = await _on_database(
+            db, True, lambda session: storage.change_status(session, tournament_id, action)
+        )
     print(f"tournament {tournament_id} is {status}")
     return 0
 
@@ -205,12 +210,7 @@ async def _change(db: str, tournament_id: int, action: str) -> int:
 async def _list(db: str) -> int:
     from arena.tournaments import storage
 
-    store = await open_store(db, create=False)
-    try:
-        async with store.read_session() as session:
-            rows = await storage.list_tournaments(session)
-    finally:
-        await store.close()
+    rows = await _on_database(db, False, storage.list_tournaments)
     print(format_listing(rows) if rows else "no tournaments")
     return 0
 
@@ -219,20 +219,13 @@ async def _status(args: argparse.Namespace) -> int:
     from arena.tournaments import storage
     from arena.tournaments.standings import build_status
 
-    status: dict[str, Any] | None = None
-    client = await _server_or_none(args.db)
-    if client is not None:
-        try:
-            status = await asyncio.to_thread(client.call, "GET", f"/api/tournaments/{args.id}")
-        except ServerUnreachable:
-            status = None
-    if status is None:
-        store = await open_store(args.db, create=False)
-        try:
-            async with store.read_session() as session:
-                state = await storage.load_state(session, args.id)
-        finally:
-            await store.close()
+    answer = await _ask_server(args.db, "GET", f"/api/tournaments/{args.id}")
+    if answer is not None:
+        status = answer[0]
+    else:
+        state = await _on_database(
+            args.db, False, lambda session: storage.load_state(session, args.id)
+        )
         status = build_status(state)
     print(json.dumps(status, indent=2) if args.json else format_status(status))
     return 0
@@ -241,12 +234,7 @@ async def _status(args: argparse.Namespace) -> int:
 async def _export(args: argparse.Namespace) -> int:
     from arena.tournaments import storage
 
-    store = await open_store(args.db, create=False)
-    try:
-        async with store.read_session() as session:
-            rows = await storage.export_games(session, args.id)
-    finally:
-        await store.close()
+    rows = await _on_database(args.db, False, lambda s: storage.export_games(s, args.id))
     if args.export_format == "jsonl":
         text = "".join(json.dumps(row) + "\n" for row in rows)
     else:

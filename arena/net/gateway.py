@@ -377,6 +377,10 @@ class Gateway:
             except ProtocolError as exc:
                 self._reply_error(conn, exc, message.id)
             return None
+        if type(message) is Accept and self._lobby.is_invite(message.challenge_id):
+            # The answer to the arena's own challenge (a tournament game): paced by the
+            # server like a move, so it must never be refused as a flood.
+            session.bucket.refund()
         if type(message) is Seek:
             # On the spot once the bot's rating is cached (every seek after its first).
             assert conn.name is not None

@@ -234,6 +234,11 @@ class Lobby:
         self._challenges[challenge_id] = pending
         return pending
 
+    def is_invite(self, challenge_id: str) -> bool:
+        """Whether ``challenge_id`` is an unanswered ``invite`` (the arena's own challenge)."""
+        pending = self._challenges.get(challenge_id)
+        return pending is not None and pending.on_answer is not None
+
     def withdraw(self, challenge_id: str) -> bool:
         """Forget an unanswered ``invite`` without calling back; False if it was answered."""
         return self._challenges.pop(challenge_id, None) is not None

@@ -101,9 +101,8 @@ def check_spec(spec: str, game: str) -> None:
             try:
                 typ(value)
             except ValueError:
-                raise TournamentError(
-                    f"--local {spec!r}: option {name!r} needs a {typ.__name__}"
-                ) from None
+                what = "an integer" if typ is int else "a number"
+                raise TournamentError(f"--local {spec!r}: option {name!r} needs {what}") from None
     if kind == "mcts" and options.get("engine") == "kernel":
         from bots.kernels import KERNEL_GAMES
 

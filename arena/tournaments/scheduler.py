@@ -128,6 +128,8 @@ class TournamentScheduler:
         self._publishing: set[int] = set()
         self._wake = asyncio.Event()
         self._stopped = False
+        self._adopting = asyncio.Lock()
+        """Held while tournaments are read in: a refresh must not adopt one twice."""
 
     # Lifecycle -------------------------------------------------------------------
 
@@ -169,6 +171,10 @@ class TournamentScheduler:
 
     async def refresh(self) -> None:
         """Adopt tournaments that are new, changed or freed in the database."""
+        async with self._adopting:
+            await self._refresh()
+
+    async def _refresh(self) -> None:
         async with self._store.read_session() as session:
             active = await storage.active_ids(session)
         for tournament_id, status in active.items():
@@ -237,22 +243,24 @@ class TournamentScheduler:
     async def create(self, settings: TournamentSettings, suite: OpeningSuite) -> int:
         """Create and start a tournament; its id. ``TournamentError`` for bad input."""
         settings.check()
-        async with self._store.write_session() as session:
-            tournament_id = await storage.insert_tournament(
-                session, settings, suite, status="pending", node_id=self._store.node_id
-            )
-        await self._adopt(tournament_id)
+        async with self._adopting:
+            async with self._store.write_session() as session:
+                tournament_id = await storage.insert_tournament(
+                    session, settings, suite, status="pending", node_id=self._store.node_id
+                )
+            await self._adopt(tournament_id)
         self.wake()
         return tournament_id
 
     async def change(self, tournament_id: int, action: str) -> str:
         """``pause``, ``resume`` or ``cancel``; the new status (``TournamentError`` if not)."""
-        async with self._store.write_session() as session:
-            status = await storage.change_status(session, tournament_id, action)
-        run = self._runs.get(tournament_id)
-        if run is None and status in storage.ACTIVE:
-            run = await self._adopt(tournament_id)
-        elif run is not None:
+        async with self._adopting:
+            async with self._store.write_session() as session:
+                status = await storage.change_status(session, tournament_id, action)
+            run = self._runs.get(tournament_id)
+            if run is None and status in storage.ACTIVE:
+                run = await self._adopt(tournament_id)
+        if run is not None:
             run.status = status
             if status == "cancelled":
                 run.ended_at = storage.now()
@@ -308,22 +316,22 @@ class TournamentScheduler:
             room = run.settings.concurrency - len(run.playing)
             if room <= 0:
                 continue
+            bots = run.settings.bots
             free = {
-                bot
-                for bot in run.settings.bots
+                seat
+                for seat, bot in enumerate(bots)
                 if self._seats.free_seats(bot) - self._reserved[bot] > 0
                 and self._resting.get(bot, 0.0) <= now
             }
-            for key in list(run.pending()):
-                if room <= 0 or len(free) < 2:
+            while room > 0 and len(free) >= 2:
+                key = run.next_slot(free)
+                if key is None:
                     break
-                first, second = run.players(key)
-                if first in free and second in free:
-                    self._invite(run, key, (first, second))
-                    room -= 1
-                    for bot in (first, second):
-                        if self._seats.free_seats(bot) - self._reserved[bot] <= 0:
-                            free.discard(bot)
+                self._invite(run, key, run.players(key))
+                room -= 1
+                for seat in run.pairs[key[0]].seats(key[1]):
+                    if self._seats.free_seats(bots[seat]) - self._reserved[bots[seat]] <= 0:
+                        free.discard(seat)
 
     def _invite(self, run: TournamentState, key: SlotKey, players: tuple[str, str]) -> None:
         run.playing.add(key)

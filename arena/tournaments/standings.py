@@ -54,7 +54,8 @@ def build_status(state: TournamentState, openings_source: str | None = None) -> 
         "openings": {"source": openings_source or s.openings, "count": len(state.openings)},
         "progress": {
             "done": state.done_games,
-            "total": state.total_games,
+            # A finished SPRT played what it needed, not its --max-games.
+            "total": state.done_games if state.status == "finished" else state.total_games,
             "counted": len(state.results),
             "forfeits": len(forfeits),
             "void": len(void),

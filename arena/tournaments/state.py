@@ -20,7 +20,7 @@ by pair, in the order pairs were completed, and stops at the first bound.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -118,13 +118,27 @@ class TournamentState:
         if s.format == "sprt" and s.elo0 is not None and s.elo1 is not None:
             model: Model = "logistic" if s.model == "logistic" else "normalized"
             self.sprt = SprtTracker(s.elo0, s.elo1, s.alpha or 0.05, s.beta or 0.05, model)
+        self._void: set[SlotKey] = set()
+        # Scans start at frontiers that only move forward over settled slots, so a pass
+        # costs what is near them, not the whole schedule (100 000 slots, say).
+        self._open_from = 0
+        self._by_seat: list[list[SlotKey]] = [[] for _ in s.bots]
+        self._by_meeting: dict[tuple[int, int], list[SlotKey]] = {}
+        for pair in self.pairs:
+            meeting = self._by_meeting.setdefault(_meeting(pair.seat_a, pair.seat_b), [])
+            for game in (0, 1):
+                self._by_seat[pair.seat_a].append((pair.number, game))
+                self._by_seat[pair.seat_b].append((pair.number, game))
+                meeting.append((pair.number, game))
+        self._seat_from = [0] * len(s.bots)
+        self._meeting_from: Counter[tuple[int, int]] = Counter()
 
     # Results ----------------------------------------------------------------------
 
     def record(self, result: GameResult) -> bool:
         """Count ``result`` unless its slot already counts; True when it completed its pair."""
         key = (result.pair, result.game)
-        if key in self.results or key in self.void_slots():
+        if key in self.results or key in self._void:
             return False
         self.results[key] = result
         self.order.append(result)
@@ -143,11 +157,13 @@ class TournamentState:
     def record_no_show(self, key: SlotKey) -> None:
         """A match of ``key`` was aborted before a bot's first move."""
         self.no_shows[key] += 1
+        if self.no_shows[key] >= MAX_NO_SHOWS and key not in self.results:
+            self._void.add(key)
         self.version += 1
 
     def void_slots(self) -> set[SlotKey]:
         """Slots given up after ``MAX_NO_SHOWS`` no-shows."""
-        return {key for key, n in self.no_shows.items() if n >= MAX_NO_SHOWS}
+        return self._void
 
     def forfeit_loser(self, key: SlotKey) -> int | None:
         """The removed seat that forfeits ``key`` (None: not a forfeit)."""
@@ -161,24 +177,81 @@ class TournamentState:
 
     # Scheduling --------------------------------------------------------------------
 
+    def _settled(self, key: SlotKey) -> bool:
+        """Counted, void or forfeited: nothing will ever be played there."""
+        if key in self.results or key in self._void:
+            return True
+        pair = self.pairs[key[0]]
+        return self.removed[pair.seat_a] or self.removed[pair.seat_b]
+
+    @property
+    def stopped(self) -> bool:
+        """An SPRT with a verdict starts nothing more."""
+        return self.sprt is not None and self.sprt.verdict is not None
+
     def pending(self) -> Iterator[SlotKey]:
         """Slots still to be played, in schedule order (playing ones excluded)."""
-        void = self.void_slots()
-        limit = self.pair_limit()
-        for pair in self.pairs[:limit]:
-            if self.removed[pair.seat_a] or self.removed[pair.seat_b]:
-                continue
+        if self.stopped:
+            return
+        while self._open_from < len(self.pairs) and all(
+            self._settled((self._open_from, game)) for game in (0, 1)
+        ):
+            self._open_from += 1
+        for pair in self.pairs[self._open_from :]:
             for game in (0, 1):
                 key = (pair.number, game)
-                if key not in self.results and key not in void and key not in self.playing:
+                if key not in self.playing and not self._settled(key):
                     yield key
 
-    def pair_limit(self) -> int:
-        """How many pairs of the schedule are to be played (SPRT: none after the verdict)."""
-        if self.sprt is not None and self.sprt.verdict is not None:
-            started = {key[0] for key in self.playing} | {key[0] for key in self.results}
-            return max(started, default=-1) + 1
-        return len(self.pairs)
+    def next_slot(self, free: Collection[int]) -> SlotKey | None:
+        """The first pending slot in schedule order whose two seats are both in ``free``.
+
+        With few seats free (a game just ended) it looks at each two of them; with
+        many (a start) at each seat's slots in order.
+        """
+        if self.stopped:
+            return None
+        if len(free) * (len(free) - 1) // 2 <= len(self._by_meeting) // 4 + 1:
+            return self._next_of_meetings(sorted(free))
+        best: SlotKey | None = None
+        for seat in free:
+            slots = self._by_seat[seat]
+            start = self._seat_from[seat]
+            while start < len(slots) and self._settled(slots[start]):
+                start += 1
+            self._seat_from[seat] = start
+            for index in range(start, len(slots)):
+                key = slots[index]
+                if best is not None and key >= best:
+                    break
+                if key in self.playing or self._settled(key):
+                    continue
+                pair = self.pairs[key[0]]
+                partner = pair.seat_b if pair.seat_a == seat else pair.seat_a
+                if partner in free:
+                    best = key
+                    break
+        return best
+
+    def _next_of_meetings(self, free: list[int]) -> SlotKey | None:
+        best: SlotKey | None = None
+        for i, low in enumerate(free):
+            for high in free[i + 1 :]:
+                meeting = (low, high)
+                slots = self._by_meeting.get(meeting)
+                if slots is None:
+                    continue
+                start = self._meeting_from[meeting]
+                while start < len(slots) and self._settled(slots[start]):
+                    start += 1
+                self._meeting_from[meeting] = start
+                for key in slots[start:]:
+                    if best is not None and key >= best:
+                        break
+                    if key not in self.playing and not self._settled(key):
+                        best = key
+                        break
+        return best
 
     def is_complete(self) -> bool:
         """True when nothing is left to play or waiting to finish."""
@@ -192,15 +265,15 @@ class TournamentState:
     @property
     def done_games(self) -> int:
         """Games counted, forfeited or void: the progress."""
-        void = self.void_slots()
-        forfeits = sum(
-            1
-            for pair in self.pairs
-            for game in (0, 1)
-            if (pair.number, game) not in void and self.forfeit_loser((pair.number, game))
-            is not None
-        )
-        return len(self.results) + len(void) + forfeits
+        forfeits = 0
+        if any(self.removed):
+            forfeits = sum(
+                1
+                for pair in self.pairs
+                for key in ((pair.number, 0), (pair.number, 1))
+                if key not in self._void and self.forfeit_loser(key) is not None
+            )
+        return len(self.results) + len(self._void) + forfeits
 
     def players(self, key: SlotKey) -> tuple[str, str]:
         """(first, second) bot of slot ``key``."""
@@ -220,3 +293,7 @@ class TournamentState:
             score = result.score_a if first == pair.seat_a else 1.0 - result.score_a
             rows.append((first, second, score))
         return rows
+
+
+def _meeting(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)

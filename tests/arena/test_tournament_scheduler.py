@@ -1,20 +1,17 @@
 """The tournament scheduler inside a real server (port 0, SQLite file) with scripted bots.
 
-The bots are websocket clients in this process. By default they accept every
-challenge and play their first legal move, so every result is fixed by the
-opening and the seating; others decline, resign or never move, to show how
-the scheduler waits, counts, replays and gives up.
+The bots are ``AutoBot``s (``tests.tournament_bots``): websocket clients in
+this process that accept and play their first legal move, or decline, resign
+or never move, to show how the scheduler waits, counts, replays and gives up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -25,63 +22,19 @@ from arena.tournaments.api import create_body
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.scheduler import TournamentScheduler
 from arena.tournaments.settings import TournamentSettings
-from protocol.games import new_game
-from protocol.messages import ChallengeReceived, MatchEnd, MatchStart, YourTurn
-from tests.arena.conftest import Client
+from tests.tournament_bots import AutoBots, first_move_score
 
 GAME = "tictactoe"
 
 
-@dataclass
-class AutoBot:
-    """A scripted bot's behaviour and what it saw."""
-
-    client: Client
-    declines: int = 0
-    """Challenges to decline before accepting."""
-    resign: bool = False
-    idle: bool = False
-    """Accept, then never move."""
-    starts: list[MatchStart] = field(default_factory=list)
-    ends: list[MatchEnd] = field(default_factory=list)
-    challenges: int = 0
-
-    async def run(self) -> None:
-        while True:
-            message = await self.client.recv(timeout=60)
-            if isinstance(message, ChallengeReceived):
-                self.challenges += 1
-                answer = "decline" if self.declines > 0 else "accept"
-                self.declines -= 1
-                await self.client.send(type=answer, challenge_id=message.challenge_id)
-            elif isinstance(message, MatchStart):
-                self.starts.append(message)
-            elif isinstance(message, YourTurn) and not self.idle:
-                if self.resign:
-                    await self.client.send(type="resign", match_id=message.match_id)
-                else:
-                    await self.client.move(message, message.legal_moves[0])
-            elif isinstance(message, MatchEnd):
-                self.ends.append(message)
-
-
-Bots = Callable[..., Awaitable[AutoBot]]
+Bots = AutoBots
 
 
 @pytest.fixture
-async def autobots(bot: Callable[..., Awaitable[Client]]) -> AsyncIterator[Bots]:
-    tasks: list[asyncio.Task[None]] = []
-
-    async def factory(name: str, **behaviour: Any) -> AutoBot:
-        auto = AutoBot(await bot(name), **behaviour)
-        tasks.append(asyncio.create_task(auto.run()))
-        return auto
-
-    yield factory
-    for task in tasks:
-        task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await asyncio.gather(*tasks, return_exceptions=True)
+async def autobots(server: ArenaServer, tokens: dict[str, str]) -> AsyncIterator[AutoBots]:
+    bots = AutoBots(server.port, tokens)
+    yield bots
+    await bots.close()
 
 
 def scheduler_of(server: ArenaServer) -> TournamentScheduler:
@@ -106,16 +59,6 @@ def settings(bots: tuple[str, ...], **overrides: Any) -> TournamentSettings:
     return TournamentSettings(**{**values, **overrides})
 
 
-def first_move_score(opening: tuple[int, ...]) -> float:
-    """The first player's score when both sides play their first legal move from ``opening``."""
-    state = new_game(GAME).play_all(opening)
-    while state.outcome() is None:
-        state = state.play(state.legal_moves()[0])
-    outcome = state.outcome()
-    assert outcome is not None
-    return 0.5 if outcome.winner is None else 1.0 - outcome.winner
-
-
 async def test_round_robin_with_two_openings_plays_every_pair_once(
     server: ArenaServer, autobots: Bots, store: Store
 ) -> None:
@@ -137,7 +80,7 @@ async def test_round_robin_with_two_openings_plays_every_pair_once(
     assert {s.moves for s in starts} == set(openings)
     # First-legal-move bots: a game's result depends only on its opening, so in every
     # pair (colours swapped) each bot scores f + (1 - f) = 1, and two bots split 2-2.
-    assert sorted(first_move_score(o) for o in openings) == [0.5, 1.0]
+    assert sorted(first_move_score(GAME, o) for o in openings) == [0.5, 1.0]
     cells = status["crosstable"]["cells"]
     for i in range(3):
         for j in range(3):

@@ -153,3 +153,36 @@ def test_sprt_stops_at_the_first_bound_and_later_pairs_do_not_change_the_verdict
     status = build_status(state)["sprt"]
     assert status["verdict"] == "H1"
     assert status["history"][-1][0] == 2 * pairs_done
+
+
+@pytest.mark.parametrize(("bots", "concurrency"), [(6, 2), (9, 4), (12, 6)])
+def test_next_slot_is_the_first_pending_slot_whose_bots_are_free(
+    bots: int, concurrency: int
+) -> None:
+    """Against a scan of every pending slot, through a whole seeded tournament."""
+    names = tuple(f"b{k}" for k in range(bots))
+    state = make_state(TournamentSettings(game="connect4", format="round-robin", bots=names), 3)
+    rng = random.Random(bots)
+    busy: dict[tuple[int, int], tuple[int, int]] = {}
+    free = set(range(bots))
+    played = 0
+    while True:
+        while len(busy) < concurrency:
+            key = state.next_slot(free)
+            candidates = [
+                k for k in state.pending() if set(state.pairs[k[0]].seats(k[1])) <= free
+            ]
+            assert key == (min(candidates) if candidates else None)
+            if key is None:
+                break
+            state.playing.add(key)
+            busy[key] = state.pairs[key[0]].seats(key[1])
+            free.difference_update(busy[key])
+        if not busy:
+            break
+        done = rng.choice(sorted(busy))
+        free.update(busy.pop(done))
+        state.playing.discard(done)
+        state.record(result(state, done[0], done[1], rng.choice((0.0, 0.5, 1.0)), played))
+        played += 1
+    assert played == state.total_games and state.is_complete()
