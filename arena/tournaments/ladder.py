@@ -1,12 +1,15 @@
 """The ladder: MCTS at doubling simulation budgets against fixed anchors, and its report.
 
 ``arena ladder`` runs a ``ladder`` tournament (``run --local``) whose seats are
-the anchors (``random`` first, whose rating is pinned to 0, then ``greedy``
-and ``alphabeta``) followed by ``mcts`` at each budget, weakest first; each
-bot plays the next two on the ladder. Then it writes into the report folder:
+the anchors (``random``, ``greedy``, ``alphabeta``) followed by ``mcts`` at
+each budget, weakest first; each bot plays the next two on the ladder. Then
+it fits every game once more with a reference bot pinned to Elo 0 (by
+default the smallest budget: ``random`` loses nearly every game, so a
+difference to it is known only loosely, and every interval measured from it
+would carry that) and writes into the report folder:
 
-- ``ladder.svg``: Elo (random = 0) against simulations per move, log scale,
-  with 95% intervals, the anchors as dashed lines;
+- ``ladder.svg``: Elo against simulations per move, log scale, with 95%
+  intervals of the difference to the reference, the anchors as dashed lines;
 - ``ladder.md``: the same as a table, with the command that made it;
 - ``ladder.json``: the tournament's whole status object.
 """
@@ -20,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
+
+from arena.stats import PairResult, fit_ratings
 
 DEFAULT_SIMS = (50, 100, 200, 400, 800, 1600, 3200, 6400, 12800)
 ANCHORS = ("random", "greedy", "alphabeta")
@@ -54,32 +59,42 @@ class Rung:
     """Simulations per move; None for an anchor."""
 
 
-def rungs(status: dict[str, Any], sims_of: dict[str, int]) -> list[Rung]:
-    """The ladder's lines from a tournament status, anchors first, then by budget."""
+def rungs(status: dict[str, Any], sims_of: dict[str, int], reference: str) -> list[Rung]:
+    """The ladder's lines, anchors first, then by budget: one fit of every game with the
+    ``reference`` bot pinned to 0, so each interval is that of the difference to it."""
+    cells = [
+        PairResult(m["bots"][0], m["bots"][1], m["wins"], m["draws"], m["losses"])
+        for m in status["meetings"]
+    ]
+    bots = [entry["name"] for entry in status["bots"]]
+    fit = fit_ratings(cells, bots=bots, anchor=reference, anchor_rating=0.0)
     lines = [
-        Rung(row["bot"], row["rating"], row["ci95"], row["games"], sims_of.get(row["bot"]))
-        for row in status["standings"]
+        Rung(line.name, line.rating, line.ci95, line.games, sims_of.get(line.name))
+        for line in fit.ratings
     ]
     return sorted(lines, key=lambda r: (r.sims is not None, r.sims or 0, r.rating))
 
 
 def write_report(
-    out: Path, status: dict[str, Any], lines: list[Rung], command: str, note: str = ""
+    out: Path, status: dict[str, Any], lines: list[Rung], reference: str, command: str
 ) -> list[Path]:
     """Write ``ladder.svg``, ``ladder.md`` and ``ladder.json`` into ``out``; their paths."""
     out.mkdir(parents=True, exist_ok=True)
     svg, table, data = out / "ladder.svg", out / "ladder.md", out / "ladder.json"
-    svg.write_text(svg_plot(lines, f"{status['game']}: Elo against MCTS simulations"), "utf-8")
-    table.write_text(markdown_table(lines, status, command, note), "utf-8")
+    title = f"{status['game']}: Elo against MCTS simulations ({reference} = 0)"
+    svg.write_text(svg_plot(lines, title, f"Elo ({reference} = 0), 95% intervals"), "utf-8")
+    table.write_text(markdown_table(lines, status, reference, command), "utf-8")
     data.write_text(json.dumps(status, indent=2) + "\n", "utf-8")
     return [svg, table, data]
 
 
-def markdown_table(lines: list[Rung], status: dict[str, Any], command: str, note: str) -> str:
+def markdown_table(
+    lines: list[Rung], status: dict[str, Any], reference: str, command: str
+) -> str:
     """The ladder as a Markdown table, with how it was made."""
     progress = status["progress"]
     rows = [
-        "| bot | simulations | Elo (random = 0) | ± 95% | games |",
+        f"| bot | simulations | Elo ({reference} = 0) | ± 95% | games |",
         "|---|---:|---:|---:|---:|",
     ]
     rows += [
@@ -95,16 +110,18 @@ def markdown_table(lines: list[Rung], status: dict[str, Any], command: str, note
         "",
         *rows,
     ]
-    if note:
-        text += ["", note]
     return "\n".join(text) + "\n"
 
 
-def svg_plot(lines: list[Rung], title: str, width: int = 720, height: int = 440) -> str:
+def svg_plot(
+    lines: list[Rung], title: str, y_label: str, width: int = 720, height: int = 440
+) -> str:
     """Elo against simulations (log₂ x axis) with 95% bars; anchors as dashed lines."""
-    left, right, top, bottom = 70, 130, 40, 60
     budgets = [r for r in lines if r.sims is not None]
     anchors = [r for r in lines if r.sims is None]
+    # Room on the right for the anchors' labels (about 7 px a character at 12 px).
+    longest = max((len(f"{r.bot} {r.rating:+.0f}") for r in anchors), default=0)
+    left, right, top, bottom = 70, max(40, 14 + 7 * longest), 40, 60
     xs = [math.log2(r.sims) for r in budgets if r.sims] or [0.0, 1.0]
     x_low, x_high = min(xs) - 0.5, max(xs) + 0.5
     ys = [v for r in lines for v in (r.rating - r.ci95, r.rating + r.ci95)] or [0.0, 1.0]
@@ -166,7 +183,7 @@ def svg_plot(lines: list[Rung], title: str, width: int = 720, height: int = 440)
         f'<text x="{(left + width - right) / 2:.0f}" y="{height - 18}" text-anchor="middle">'
         "MCTS simulations per move (log scale)</text>",
         f'<text transform="translate(18 {(top + height - bottom) / 2:.0f}) rotate(-90)" '
-        'text-anchor="middle">Elo (random = 0), 95% intervals</text>',
+        f'text-anchor="middle">{escape(y_label)}</text>',
         "</svg>",
     ]
     return "\n".join(parts) + "\n"

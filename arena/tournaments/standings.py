@@ -8,7 +8,7 @@ the viewer's page and ``arena tournament status`` all show this.
   single games while no pair is complete);
 - ``standings``: one Bradley–Terry fit over the tournament's games (``fit_ratings``),
   rating ± 95% and the honest rank range, with points and W/D/L. Ratings are
-  relative: the field's mean is 0, or for a ladder its first bot (``random``) is;
+  relative: the field's mean is 0;
 - ``sprt``: the LLR, its bounds, the verdict and the LLR after each pair.
 
 Forfeits count as points for the opponent but in no statistic: no game was played.
@@ -146,8 +146,7 @@ def _meetings(state: TournamentState) -> list[dict[str, Any]]:
 def _standings(state: TournamentState, crosstable: dict[str, Any]) -> list[dict[str, Any]]:
     names = list(state.settings.bots)
     games = [(names[first], names[second], score) for first, second, score in state.scores()]
-    anchor = names[0] if state.settings.format == "ladder" else None
-    fit = fit_ratings(tally_pairs(games), bots=names, anchor=anchor, anchor_rating=0.0)
+    fit = fit_ratings(tally_pairs(games), bots=names, anchor_rating=0.0)
     seat_of = {name: seat for seat, name in enumerate(names)}
     rows = []
     for line in fit.ratings:

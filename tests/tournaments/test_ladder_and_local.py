@@ -19,18 +19,18 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 def test_a_tiny_ladder_runs_and_writes_its_plot_table_and_status(tmp_path: Path) -> None:
     out = tmp_path / "report"
+    command = [
+        sys.executable, "-m", "arena", "ladder", "--db", str(tmp_path / "ladder.db"),
+        "--game", "tictactoe", "--sims", "40,20", "--anchors", "random,greedy",
+        "--games-per-pair", "2", "--move-ms", "2000", "--quiet",
+    ]  # fmt: skip
     done = subprocess.run(
-        [
-            sys.executable, "-m", "arena", "ladder", "--db", str(tmp_path / "ladder.db"),
-            "--game", "tictactoe", "--sims", "40,20", "--anchors", "random,greedy",
-            "--games-per-pair", "2", "--move-ms", "2000", "--out", str(out), "--quiet",
-        ],
-        capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+        [*command, "--out", str(out)], capture_output=True, text=True, timeout=180, check=False
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     assert f"wrote {out / 'ladder.svg'}" in done.stdout
     table = (out / "ladder.md").read_text()
-    assert "| random | - | +0 | 0 |" in table  # the anchor: pinned to 0, no interval
+    assert "| mcts-sims20-workers1 | 20 | +0 | 0 |" in table  # the reference, pinned to 0
     for bot, sims in (("mcts-sims20-workers1", 20), ("mcts-sims40-workers1", 40)):
         assert f"| {bot} | {sims} |" in table
     assert "arena ladder --db" in table  # how to make it again
@@ -40,6 +40,14 @@ def test_a_tiny_ladder_runs_and_writes_its_plot_table_and_status(tmp_path: Path)
     circles = tree.getroot().findall(f"{SVG}circle")
     assert len(circles) == 2  # one point per budget; the anchors are lines
     assert "ladder.json" in done.stdout
+    # The report again from the stored games, with another reference: nothing is played.
+    again = subprocess.run(
+        [*command, "--out", str(tmp_path / "again"), "--report-only", "--reference", "greedy"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    retold = (tmp_path / "again" / "ladder.md").read_text()
+    assert "| greedy | - | +0 | 0 |" in retold and "10 games" in retold
 
 
 def test_the_plot_puts_budgets_left_to_right_and_higher_elo_higher() -> None:
@@ -49,7 +57,7 @@ def test_the_plot_puts_budgets_left_to_right_and_higher_elo_higher() -> None:
         Rung("mcts-100", 250.0, 40.0, 10, 100),
         Rung("mcts-200", 310.0, 60.0, 10, 200),
     ]
-    root = ET.fromstring(svg_plot(lines, "test"))
+    root = ET.fromstring(svg_plot(lines, "test", "Elo"))
     points = [
         (float(c.get("cx", "nan")), float(c.get("cy", "nan"))) for c in root.iter(f"{SVG}circle")
     ]

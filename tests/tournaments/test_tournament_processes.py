@@ -284,3 +284,14 @@ def test_run_local_stops_on_sigint_and_resumes(tmp_path: Path) -> None:
     final = status_of(str(db), 1)
     assert final["status"] == "finished" and final["progress"]["counted"] == 16
     assert [m["pairs"] for m in final["meetings"]] == [4, 4]
+
+
+def test_run_local_refuses_a_strategy_it_does_not_know_before_starting(tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    done = arena(
+        "tournament", "run", "--db", str(db), "--game", "connect4",
+        "--local", "alphazero:sims=800", "random",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --local 'alphazero:sims=800': unknown strategy")
+    assert done.stderr.count("\n") == 1 and not db.exists()
