@@ -36,6 +36,8 @@ class AutoBot:
     resign: bool = False
     idle: bool = False
     """Accept, then never move."""
+    stall_after: int | None = None
+    """Stop answering after this many moves, until that match ends (lost on time)."""
     starts: list[MatchStart] = field(default_factory=list)
     ends: list[MatchEnd] = field(default_factory=list)
     challenges: int = 0
@@ -75,6 +77,10 @@ class AutoBot:
             elif isinstance(message, MatchStart):
                 self.starts.append(message)
             elif isinstance(message, YourTurn) and not self.idle:
+                if self.stall_after is not None:
+                    if self.stall_after <= 0:
+                        continue
+                    self.stall_after -= 1
                 if self.resign:
                     await self._send(type="resign", match_id=message.match_id)
                 else:
@@ -84,6 +90,8 @@ class AutoBot:
                     )
             elif isinstance(message, MatchEnd):
                 self.ends.append(message)
+                if self.stall_after == 0:
+                    self.stall_after = None  # stalled once: plays normally from now on
 
 
 class AutoBots:

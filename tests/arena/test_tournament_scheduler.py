@@ -232,3 +232,21 @@ async def test_the_api_creates_and_steers_with_the_admin_token_only(server: Aren
     assert (await call("GET", "/api/tournaments/999", None, None))[0] == 404
     code, status = await call("GET", f"/api/tournaments/{tid}", None, None)
     assert code == 200 and status["status"] == "cancelled" and status["bots"][1]["name"] == "bob"
+
+
+async def test_a_bot_that_stops_moving_loses_on_time_and_the_unrated_tournament_goes_on(
+    server: ArenaServer, autobots: Bots, store: Store
+) -> None:
+    await autobots("alice")
+    await autobots("bob", stall_after=1)  # one move, then silence: it loses on time
+    tid = await scheduler_of(server).create(
+        settings(("alice", "bob"), games_per_pair=4, move_ms=100, rated=False),
+        OpeningSuite("test", ((),)),
+    )
+    status = await wait_until(server, tid, "finished")
+    games = status["games"]
+    assert status["progress"]["counted"] == 4
+    assert sum(g["termination"] == "timeout" for g in games) == 1
+    record = await store.get_match(games[0]["match_id"])
+    assert record is not None and not record.rated
+    assert await store.leaderboard(GAME) == []  # unrated: no rating moved
