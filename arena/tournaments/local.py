@@ -46,9 +46,10 @@ from arena.cli.demo import (
     install_stop_signals,
     log_to_file,
 )
-from arena.errors import TournamentError
+from arena.errors import DatabaseOpenError, TournamentError
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
+from arena.store.opening import mask_url
 from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.report import format_status, progress_line
@@ -65,15 +66,23 @@ RATE_PER_S = 1000.0
 EXIT_STOPPED = 130
 
 
+LOCAL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,31}")
+"""Names made from specs: letters, digits, ``-`` and ``_``, not starting with ``-``."""
+
+
 def bot_name(spec: str) -> str:
-    """The bot name a spec plays under: ``mcts:sims=200,workers=1`` -> ``mcts-sims200-workers1``."""
+    """The bot name a spec plays under: ``mcts:sims=200,workers=1`` -> ``mcts-sims200-workers1``.
+
+    Other characters become ``_`` (``c=1.4`` -> ``c1_4``); a name longer than 32
+    characters is cut and made unique with a hash of the spec.
+    """
     kind, _, options = spec.strip().partition(":")
     parts = [kind] + [item.replace("=", "") for item in options.split(",") if item.strip()]
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", "-".join(p.strip() for p in parts))
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", "-".join(p.strip() for p in parts)).lstrip("-")
     if len(name) > 32:
         digest = hashlib.sha256(spec.encode()).hexdigest()[:6]
         name = f"{name[:25]}-{digest}"
-    if not re.fullmatch(BOT_NAME_PATTERN, name):
+    if not LOCAL_NAME.fullmatch(name) or not re.fullmatch(BOT_NAME_PATTERN, name):
         raise TournamentError(f"cannot make a bot name from {spec!r}")
     return name
 
@@ -148,8 +157,8 @@ async def run_local(options: LocalOptions, out: TextIO | None = None) -> LocalRe
     out = out or sys.stdout
     files = demo_dir(options.db_url)
     if not files.is_dir():
-        raise TournamentError(f"directory {files} does not exist")
-    log_to_file(files / LOG_FILE)
+        # The database's own directory: a typo here must not create directories.
+        raise DatabaseOpenError(mask_url(options.db_url), f"directory {files} does not exist")
     config = ArenaConfig(
         host=options.host,
         port=options.port,
@@ -159,7 +168,8 @@ async def run_local(options: LocalOptions, out: TextIO | None = None) -> LocalRe
         rate_burst=int(2 * RATE_PER_S),
     )
     app = ArenaApp(config)
-    await app.start()
+    await app.start()  # a database it cannot open is one line, before any file is written
+    log_to_file(files / LOG_FILE)
     run = _LocalRun(app, options, out, files)
     stop = asyncio.Event()
     undo = install_stop_signals(stop)

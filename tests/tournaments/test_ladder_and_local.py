@@ -78,6 +78,7 @@ def test_bot_names_come_from_specs() -> None:
     assert bot_name("mcts:sims=200") == "mcts-sims200"
     assert bot_name("alphabeta:time_ms=50") == "alphabeta-time_ms50"
     assert bot_name("random") == "random"
+    assert bot_name("mcts:c=1.4") == "mcts-c1_4"  # no dots: names are letters, digits, - and _
     long = bot_name("mcts:sims=200000,workers=2,exploration=1.41421,seed=12345")
     assert len(long) <= 32 and long.startswith("mcts-sims200000")
 
