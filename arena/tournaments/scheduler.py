@@ -183,6 +183,8 @@ class TournamentScheduler:
                 if status != "paused":
                     await self._adopt(tournament_id)
                 continue
+            if run.status in ("finished", "cancelled"):
+                continue  # ended here: the database is told so by a write under way
             if run.status != status:
                 run.status = status
                 self._changed(run, {"type": "status", "status": status})
