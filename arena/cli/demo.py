@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -169,6 +170,7 @@ class BotProcess:
             stderr=output,
             env=self._env,
             start_new_session=True,
+            preexec_fn=_terminate_with_parent,
         )
 
     async def stop(self, timeout: float = BOT_STOP_TIMEOUT_S) -> int | None:
@@ -191,6 +193,21 @@ class BotProcess:
         assert self._proc is not None
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, sig)
+
+
+def _terminate_with_parent() -> None:
+    """In the child before it runs: SIGTERM when the launcher dies (Linux's PR_SET_PDEATHSIG).
+
+    A launcher killed outright (SIGKILL) cannot stop its bots, and a bot without
+    its server would retry connecting forever.
+    """
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option: the signal a process gets when its parent thread exits (linux/prctl.h)."""
 
 
 def bot_argv(name: str, spec: str, url: str, game: str, move_ms: int) -> list[str]:

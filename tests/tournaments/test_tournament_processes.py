@@ -295,3 +295,43 @@ def test_run_local_refuses_a_strategy_it_does_not_know_before_starting(tmp_path:
     assert done.returncode == 2
     assert done.stderr.startswith("error: --local 'alphazero:sims=800': unknown strategy")
     assert done.stderr.count("\n") == 1 and not db.exists()
+
+
+def _bots_on_port(port: int) -> list[int]:
+    """Pids of arena-bot processes connecting to ``port``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+                if b"bots.client_cli" in argv and f"ws://127.0.0.1:{port}".encode() in argv:
+                    found.append(int(entry.name))
+    return found
+
+
+def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "local.db"
+    command = [
+        sys.executable, "-m", "arena", "tournament", "run", "--db", str(db), "--game", "connect4",
+        "--games-per-pair", "4", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
+    ]  # fmt: skip
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert runner.stdout is not None
+        port = int(runner.stdout.readline().split("server on port ")[1].split(",")[0])
+        wait_for(str(db), 1, lambda s: s["progress"]["counted"] >= 1, timeout=60)
+        assert len(_bots_on_port(port)) == 2
+        runner.kill()  # SIGKILL: no chance to stop the bots itself
+        runner.wait(10)
+        deadline = time.monotonic() + 10
+        while _bots_on_port(port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _bots_on_port(port) == []  # they got SIGTERM when their parent died
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    resumed = subprocess.run(
+        [*command, "--resume"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert status_of(str(db), 1)["progress"]["counted"] == 4
