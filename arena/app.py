@@ -50,6 +50,8 @@ class ArenaApp:
             if self.publisher is not None:
                 await self.publisher.stop(MQTT_STOP_TIMEOUT_S)
             raise
+        if self.publisher is not None and self.server.tournaments is not None:
+            self.server.tournaments.scheduler.subscribe(self.publisher)
         if self.publisher is not None:
             self.server.leaderboards.listen(self._publish_board)
             # Retain every board at once, so a dashboard has them before the first result.

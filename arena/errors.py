@@ -5,6 +5,7 @@ The tree::
     ArenaError                          root of everything raised here
     ├── StartupError                    the server cannot start as configured (port, TLS, ...)
     ├── ConfigError                     a config file key or value, or an ARENA_* variable, is wrong
+    ├── TournamentError                 a tournament cannot be created or changed as asked
     └── StoreError                      the persistence layer refused or failed
         ├── BotExistsError              a bot by that name is already registered
         ├── InvalidBotNameError         a new bot's name breaks the name rule (also a ValueError)
@@ -177,3 +178,7 @@ class ConfigError(ArenaError):
 
     The message is one line naming the file and key (or the variable).
     """
+
+
+class TournamentError(ArenaError):
+    """A tournament cannot be created or changed as asked; the message is one line."""

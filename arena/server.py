@@ -37,7 +37,7 @@ import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena import runtime
 from arena.activity import MatchActivity
@@ -69,6 +69,9 @@ from protocol.messages import (
     RATE_LIMIT_PER_S,
     TimeControl,
 )
+
+if TYPE_CHECKING:
+    from arena.tournaments.service import TournamentService
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +180,8 @@ class ArenaServer:
         self._stopping = False
         self._stopped = asyncio.Event()
         self._started_at = time.time()
+        self.tournaments: TournamentService | None = None
+        """The tournament scheduler and its admin token, once started."""
 
     # The parts, once started ------------------------------------------------------
 
@@ -268,6 +273,11 @@ class ArenaServer:
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
         self.metrics.add_routes(self.router)
+        # Imported here: the statistics behind tournaments take a while to import, and
+        # every ``arena`` command imports this module.
+        from arena.tournaments.service import attach_tournaments
+
+        self.tournaments = attach_tournaments(self)
         self._listener = Listener(
             host=config.host,
             port=config.port,

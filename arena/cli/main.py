@@ -17,6 +17,8 @@ plain file path means a SQLite file)::
     arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild
     arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
+    arena tournament create|list|status|pause|resume|cancel|export|run ...
+    arena ladder --game connect4 [--sims 50,100,...] [--games-per-pair 40]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
@@ -30,7 +32,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, export, ratings, serve, watch
+from arena.cli import bots, demo, export, ladder, ratings, serve, tournament, watch
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -41,6 +43,8 @@ COMMANDS: tuple[Register, ...] = (
     bots.register,
     ratings.register,
     export.register,
+    tournament.register,
+    ladder.register,
 )
 """Every subcommand, in the order ``--help`` lists them."""
 

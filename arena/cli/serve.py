@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 
@@ -12,9 +13,11 @@ from arena import logs, runtime
 from arena.app import ArenaApp
 from arena.cli.common import Subparsers, db_url
 from arena.cli.config import Option, add_options, resolve
+from arena.cli.demo import client_host
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.server import ArenaConfig
 from arena.store import DEFAULT_URL
+from arena.tournaments.admin import AdminFile, admin_file_path
 
 DEFAULTS = ArenaConfig()
 
@@ -181,11 +184,29 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig.name)
     scheme = "wss" if config.tls_cert else "ws"
+    admin = _write_admin_file(app, config, "https" if config.tls_cert else "http")
     print(f"arena listening on {scheme}://{config.host}:{app.server.port}", flush=True)
     stopped = asyncio.ensure_future(app.server.wait_stopped())
     signalled = asyncio.ensure_future(stop.wait())
     await asyncio.wait((stopped, signalled), return_when=asyncio.FIRST_COMPLETED)
     signalled.cancel()
     lost_lease = stopped.done()  # the server stopped by itself: its lease was lost
-    await app.stop("server shutting down")
+    try:
+        await app.stop("server shutting down")
+    finally:
+        admin.remove(admin_file_path(config.db_url))
     return 2 if lost_lease else 0
+
+
+def _write_admin_file(app: ArenaApp, config: ArenaConfig, scheme: str) -> AdminFile:
+    """Write the admin file ``arena tournament`` commands find (``arena.tournaments.admin``)."""
+    service = app.server.tournaments
+    assert service is not None
+    url = f"{scheme}://{client_host(config.host)}:{app.server.port}"
+    admin = AdminFile(service.admin_token, url, os.getpid())
+    path = admin_file_path(config.db_url)
+    try:
+        admin.write(path)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("cannot write the admin file %s: %s", path, exc)
+    return admin

@@ -328,6 +328,10 @@ class Gateway:
                 self._reply_error(conn, exc, message.id)
             self.move_latency.observe(time.perf_counter() - received)
             return None
+        if type(message) is Accept and self._lobby.is_invite(message.challenge_id):
+            # The answer to the arena's own challenge (a tournament game): paced by the
+            # server like a move, so it must never be refused as a flood.
+            session.bucket.refund()
         if type(message) is Seek:
             # On the spot once the bot's rating is cached (every seek after its first).
             assert conn.name is not None
@@ -569,11 +573,14 @@ class Gateway:
                 )
             case Accept(challenge_id=challenge_id):
                 pairing = self._lobby.accept(bot, challenge_id)
-                if self.accepting:
+                if pairing is not None and self.accepting:  # None: the arena's own invite
                     await self._registry.start(pairing)
             case Decline(challenge_id=challenge_id):
-                pending = self._lobby.decline(bot, challenge_id)
-                self.tell(pending.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot))
+                declined = self._lobby.decline(bot, challenge_id)
+                if declined is not None:  # None: the arena's own invite
+                    self.tell(
+                        declined.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot)
+                    )
             case Watch() | Unwatch():
                 # A bot watching its own match would see its opponent's analysis.
                 raise ProtocolError(ErrorCode.FORBIDDEN, "bots cannot watch; connect as spectator")

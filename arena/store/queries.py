@@ -142,6 +142,9 @@ async def get_match(
         **_summary_fields(row),
         moves=moves,
         rating_changes=(await _changes_of(session, [match_id])).get(match_id, []),
+        opening=tuple(int(m) for m in (row[0].opening or "").split()),
+        tournament_id=row[0].tournament_id,
+        tournament_pair=row[0].tournament_pair,
     )
 
 

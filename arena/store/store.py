@@ -39,7 +39,7 @@ import hmac
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -290,6 +290,9 @@ class Store(StoreCore):
         move_ms: int,
         bank_ms: int,
         rated: bool = True,
+        *,
+        opening: Sequence[int] = (),
+        tournament: tuple[int, int] | None = None,
     ) -> str:
         """Start a live match through the group commit; returns its id at once.
 
@@ -297,6 +300,8 @@ class Store(StoreCore):
         before any of the match's moves or its end. Only an unknown bot (not
         yet seen by this store) costs a database read; a bot removed by
         another process since it logged in here can still start matches.
+        ``opening`` is recorded as the moves the match starts from, and
+        ``tournament`` as the ``(tournament id, pair number)`` it is played for.
 
         Refuses (``StoreDegradedError``) while the store is degraded or
         ``max_pending_moves`` moves wait, which bounds the memory pending
@@ -338,6 +343,9 @@ class Store(StoreCore):
                 "started_at": _now(),
                 "ended_at": None,
                 "node_id": self.node_id,
+                "opening": " ".join(map(str, opening)) if opening else None,
+                "tournament_id": None if tournament is None else tournament[0],
+                "tournament_pair": None if tournament is None else tournament[1],
             }
         )
         return match_id
