@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bots.budget import Budget
+from bots.first_run import compile_notice
 from bots.pool import SearchPool
 from bots.strategy import SearchInfo, Strategy, StrategyOptionError
 from protocol.games import GameState, Outcome
@@ -324,7 +325,8 @@ class MCTSStrategy(Strategy):
             self._pool = SearchPool(workers, warm_up_task, (game, self.heavy, self.engine))
             self.warmup_s = self._pool.warmup_s
         else:
-            self.warmup_s = [warm_up_task(game, self.heavy, self.engine)]
+            with compile_notice():
+                self.warmup_s = [warm_up_task(game, self.heavy, self.engine)]
 
     def describe(self) -> str:
         """E.g. ``mcts(simulations=1000, workers=2)``."""

@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bots.first_run import compile_notice
 from bots.strategy import SearchError
 
 Task = Callable[..., Any]
@@ -98,8 +99,9 @@ class SearchPool:
         self._finalizer = weakref.finalize(self, _shutdown, self._conns, self._procs, self._gather)
         self.warmup_s: list[float] = []
         try:
-            for conn in self._conns:
-                self.warmup_s.append(self._receive(conn, _START_TIMEOUT_S))
+            with compile_notice():
+                for conn in self._conns:
+                    self.warmup_s.append(self._receive(conn, _START_TIMEOUT_S))
         except BaseException:
             self.close()
             raise

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from bots.budget import Budget
+from bots.first_run import compile_notice
 from bots.kernels import DEFAULT_MAX_NODES
 from bots.mcts import RootStats, merge_root_stats, search_task
 from bots.pool import SearchPool
@@ -348,7 +349,8 @@ class SolverStrategy(Strategy):
         if workers > 0:
             self._pool = SearchPool(workers, warm_up_task, (self._flag,))
         else:
-            warm_up_task()
+            with compile_notice():
+                warm_up_task()
 
     def describe(self) -> str:
         """E.g. ``solver(time_ms=100, workers=2)``."""

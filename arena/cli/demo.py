@@ -10,8 +10,11 @@ directory unless ``--db``; MQTT with ``--mqtt``; the web viewer at ``/``),
 makes sure each demo bot is registered — tokens are kept in
 ``arena-demo-tokens.json`` (mode 0600) next to the database, so a second run
 reuses the same bots and their ratings — and launches every bot as its own
-``python -m bots.client_cli`` process (the arena never imports ``bots``). The
-bots seek matches again and again; a leaderboard is redrawn in the terminal
+``python -m bots.client_cli`` process. Before that it loads the bots' search
+kernels once (compiling them on a machine's first run, with a line saying so),
+so the bot processes find them in the cache; that is the one place the demo
+imports ``bots``, as a launcher of bot processes may. The bots seek matches
+again and again; a leaderboard is redrawn in the terminal
 (or printed as lines when stdout is not a terminal). Bot and server logs go
 to ``arena-demo.log`` next to the database.
 
@@ -136,6 +139,20 @@ def demo_dir(db_url: str) -> Path:
         if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
             return Path(str(url.database)).expanduser().resolve().parent
     return Path.cwd()
+
+
+async def warm_search_kernels(game: str) -> None:
+    """Compile (first run only, with a line on stderr) or load the bots' search kernels once,
+    so the bot processes started next load them from the cache instead of each compiling."""
+    from bots.first_run import compile_notice  # a launcher of bot processes may use bots
+    from bots.kernels import warm_up
+
+    def warm() -> None:
+        with compile_notice():
+            warm_up(game, heavy=False)
+            warm_up(game, heavy=True)
+
+    await asyncio.to_thread(warm)
 
 
 class BotProcess:
@@ -417,6 +434,7 @@ class _DemoRun:
     async def start_bots(self) -> None:
         """Register (or reuse) each bot, save the tokens, start one process per bot."""
         options, store = self.options, self.app.server.store
+        await warm_search_kernels(options.game)
         self.started_total = _rated_matches(
             await self.app.server.api.leaderboard_json(options.game)
         )

@@ -45,6 +45,7 @@ from arena.cli.demo import (
     demo_dir,
     install_stop_signals,
     log_to_file,
+    warm_search_kernels,
 )
 from arena.errors import DatabaseOpenError, TournamentError
 from arena.provision import ensure_bot, read_token_map, write_token_map
@@ -238,6 +239,7 @@ class _LocalRun:
         host = client_host(options.host)
         url = f"ws://{host}:{self.app.server.port}"
         settings = options.settings
+        await warm_search_kernels(settings.game)
         with (self.files / LOG_FILE).open("ab") as output:
             for name, spec in zip(settings.bots, options.specs, strict=True):
                 argv = [
