@@ -17,6 +17,7 @@ plain file path means a SQLite file)::
     arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild
     arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
+    arena analyse MATCH_ID | --all [--since DATE] [--budget-ms 300] [--jobs N]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
@@ -30,7 +31,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, export, ratings, serve, watch
+from arena.cli import analyse, bots, demo, export, ratings, serve, watch
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -41,6 +42,7 @@ COMMANDS: tuple[Register, ...] = (
     bots.register,
     ratings.register,
     export.register,
+    analyse.register,
 )
 """Every subcommand, in the order ``--help`` lists them."""
 
