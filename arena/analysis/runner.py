@@ -31,9 +31,10 @@ from arena.analysis.worker import init_worker, solve_position
 from arena.errors import ArenaError
 from arena.store.analysis import AnalysisStore, AnalysisTarget
 
-DEFAULT_BUDGET_MS = 300
-"""Wall time the solver gets per position: ends of games are exact in microseconds,
-openings (fewer than about 8 stones) stay unknown at any budget of seconds."""
+DEFAULT_BUDGET_MS = 100
+"""Wall time the solver gets per position. Ends of games are exact in microseconds;
+openings take far longer, and three times the budget solves few more of them
+(``docs/analysis.md`` has the measurements)."""
 
 GAMES_PER_JOB = 2
 """Matches analysed at once per worker, so a worker never waits for the next match."""

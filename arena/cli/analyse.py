@@ -2,8 +2,8 @@
 
 ::
 
-    arena analyse MATCH_ID [--budget-ms 300] [--jobs N]
-    arena analyse --all [--game connect4] [--since DATE] [--budget-ms 300] [--jobs N]
+    arena analyse MATCH_ID [--budget-ms 100] [--jobs N]
+    arena analyse --all [--game connect4] [--since DATE] [--budget-ms 100] [--jobs N]
 
 Writes only the ``move_analysis`` table (``arena.store.analysis``), one
 match per transaction, so it may run beside a server on the same database

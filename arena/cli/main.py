@@ -17,7 +17,7 @@ plain file path means a SQLite file)::
     arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild
     arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
-    arena analyse MATCH_ID | --all [--since DATE] [--budget-ms 300] [--jobs N]
+    arena analyse MATCH_ID | --all [--since DATE] [--budget-ms 100] [--jobs N]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit

@@ -8,13 +8,17 @@ Pons' scores from their definition (``pons_score``), so the conversions in
 from __future__ import annotations
 
 import io
+import json
+import re
+from pathlib import Path
 
 import pytest
 
+from arena.analysis.figures import accuracy_figures
 from arena.analysis.plan import GamePlan
 from arena.analysis.progress import Progress, format_duration
 from arena.analysis.values import Solved, describe, line_score, plies_to_end
-from arena.store.analysis import AnalysisTarget
+from arena.store.analysis import AccuracyCounts, AnalysisTarget
 from protocol.games import Connect4State
 from tests.analysis.perfect_play import (
     ENDGAME_STONES,
@@ -24,6 +28,7 @@ from tests.analysis.perfect_play import (
     perfect_value,
     pons_score,
 )
+from tests.arena.http_schema import check_def
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +154,13 @@ def test_the_progress_line_counts_games_rate_and_eta() -> None:
     progress.close()
     assert out.getvalue().count("\n") == 2
     assert [format_duration(s) for s in (4.4, 65, 7500)] == ["4s", "1m05s", "2h05m"]
+
+
+def test_the_documented_figures_are_what_the_api_answers() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "analysis.md").read_text("utf-8")
+    [block] = re.findall(r"```json\n(.*?)\n```", text, re.DOTALL)
+    example = json.loads(block)
+    check_def("BotAccuracy", example)
+    fields = ("game", "moves", "decided", "kept", "blunders", "games")
+    counts = AccuracyCounts("x", *(example[field] for field in fields))
+    assert accuracy_figures(counts).to_json() == example
