@@ -1,6 +1,7 @@
 """The arena server: connections, lobby, match runner, persistence, ratings and spectators.
 
-It may import ``protocol`` but never ``bots``. Persistence lives in
-``arena.store``, Elo arithmetic in ``arena.ratings``, the exception tree in
-``arena.errors``.
+It may import ``protocol`` but never ``bots``, save in the documented exceptions
+(``arena.analysis.worker`` runs the Connect Four solver for ``arena analyse``,
+in its own processes). Persistence lives in ``arena.store``, Elo arithmetic in
+``arena.ratings``, the exception tree in ``arena.errors``.
 """

@@ -19,6 +19,7 @@ plain file path means a SQLite file)::
     arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
     arena tournament create|list|status|pause|resume|cancel|export|run ...
     arena ladder --game connect4 [--sims 50,100,...] [--games-per-pair 40]
+    arena analyse MATCH_ID | --all [--since DATE] [--budget-ms 100] [--jobs N]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
@@ -32,7 +33,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, export, ladder, ratings, serve, tournament, watch
+from arena.cli import analyse, bots, demo, export, ladder, ratings, serve, tournament, watch
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -45,6 +46,7 @@ COMMANDS: tuple[Register, ...] = (
     export.register,
     tournament.register,
     ladder.register,
+    analyse.register,
 )
 """Every subcommand, in the order ``--help`` lists them."""
 

@@ -18,6 +18,13 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from arena.analysis.figures import (
+    ACCURACY_HEADER,
+    ACCURACY_LEGEND,
+    AccuracyFigures,
+    accuracy_cells,
+    accuracy_figures,
+)
 from arena.cli.common import DEFAULT_SERVER, Subparsers, open_store
 from arena.cli.tables import format_table, rating_cell
 from arena.errors import ArenaError
@@ -37,7 +44,15 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         default=DEFAULT_SERVER,
         help="a running server (http://, https://, ws:// or wss://) to ask who is online",
     )
-    board.set_defaults(run=lambda args: asyncio.run(_leaderboard(args.db, args.game, args.server)))
+    board.add_argument(
+        "--accuracy",
+        action="store_true",
+        help="add each bot's accuracy against perfect play and blunders per game "
+        "(moves analysed by `arena analyse`)",
+    )
+    board.set_defaults(
+        run=lambda args: asyncio.run(_leaderboard(args.db, args.game, args.server, args.accuracy))
+    )
 
     h2h = commands.add_parser(
         "h2h", parents=[common], help="two bots' rated games against each other"
@@ -89,8 +104,11 @@ def _fetch_online(server: str, game: str) -> dict[str, bool] | None:
     return None
 
 
-def leaderboard_table(board: Board, online: dict[str, bool] | None) -> str:
-    """The leaderboard as a text table: rank range, ``rating ± ci95``, ``?`` when provisional."""
+def leaderboard_table(
+    board: Board, online: dict[str, bool] | None, accuracy: dict[str, AccuracyFigures] | None = None
+) -> str:
+    """The leaderboard as a text table: rank range, ``rating ± ci95``, ``?`` when provisional;
+    with ``accuracy``, each bot's figures against perfect play too."""
     rows = []
     for line in board.shown.ratings:
         span = str(line.rank_low)
@@ -108,21 +126,31 @@ def leaderboard_table(board: Board, online: dict[str, bool] | None) -> str:
                 "-" if online is None else ("yes" if online.get(line.name) else "no"),
             ]
         )
+        if accuracy is not None:
+            rows[-1].extend(accuracy_cells(accuracy.get(line.name)))
     header = ["rank", "range", "bot", "rating ± 95%", "elo", "games", "W/D/L", "online"]
+    if accuracy is not None:
+        header.extend(ACCURACY_HEADER)
     return format_table(header, rows)
 
 
-async def _leaderboard(url: str, game: str, server: str) -> int:
+async def _leaderboard(url: str, game: str, server: str, with_accuracy: bool = False) -> int:
     http_base(server)  # a malformed address is refused before anything is read
     store = await open_store(url, create=False)
+    accuracy = None
     try:
         board = await _read_board(store, game)
+        if with_accuracy:
+            counts = await store.accuracy_counts(game=game)
+            accuracy = {c.bot: accuracy_figures(c) for c in counts}
     finally:
         await store.close()
     online = await asyncio.to_thread(_fetch_online, server, game)
     print(f"{game} leaderboard" + ("" if online is not None else " (server not reachable)"))
     print(format_board_legend(board))
-    print(leaderboard_table(board, online))
+    if accuracy is not None:
+        print(ACCURACY_LEGEND)
+    print(leaderboard_table(board, online, accuracy))
     return 0
 
 

@@ -11,10 +11,12 @@
 - ``opponents``: the record against each, with ``elo_estimate`` and the
   opponent's fitted rating;
 
-plus its most recent matches in any game. Values are plain data (datetimes
-included) for ``arena.net.http.json_response``. The history is computed in a worker
-thread and kept per bot, game and board version, so reloading a page costs
-three small queries and no fit.
+plus its most recent matches in any game, and ``accuracy``: per game in which
+moves of it were analysed (``arena analyse``), its accuracy against perfect
+play and blunders per game with their intervals (``arena.analysis.figures``).
+Values are plain data (datetimes included) for ``arena.net.http.json_response``.
+The history is computed in a worker thread and kept per bot, game and board
+version, so reloading a page costs four small queries and no fit.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from arena.analysis.figures import accuracy_figures
 from arena.leaderboard.board import DECIMALS, Board, estimate_json
 from arena.leaderboard.cache import Leaderboards
 from arena.store import BotRecord, MatchSummary, RatingHistoryEntry
+from arena.store.analysis import AccuracyCounts
 from arena.store.queries import BotResult
 from protocol.games import GAMES
 
@@ -64,6 +68,12 @@ class ProfileSource(Protocol):
 
     async def rating_history(self, bot: str, game: str) -> list[RatingHistoryEntry]:
         """Its incremental Elo changes in ``game``, oldest first."""
+        ...
+
+    async def accuracy_counts(
+        self, game: str | None = None, bot: str | None = None
+    ) -> list[AccuracyCounts]:
+        """Its analysed moves per game (``Store.accuracy_counts``)."""
         ...
 
 
@@ -111,6 +121,10 @@ class BotProfiles:
             "online": self._is_online(record.name),
             "ratings": ratings,
             "recent_matches": [_match_json(match, name) for match in recent],
+            "accuracy": [
+                accuracy_figures(counts).to_json()
+                for counts in await self._source.accuracy_counts(bot=name)
+            ],
         }
 
     async def _game_json(

@@ -6,7 +6,7 @@ Routes (all ``GET``, answered as JSON; other methods get ``405``)::
     GET /api/leaderboard?game=NAME  fitted ratings with intervals and online flags
     GET /api/matches?status=&game=&bot=&limit=&before=
                                     matches newest first, a page at a time (``paging``)
-    GET /api/matches/ID             one match with its moves
+    GET /api/matches/ID             one match with its moves and their solved values, if analysed
     GET /api/h2h?game=G&a=X&b=Y     two bots' record, Elo estimate and LOS (``ratings_api``)
     GET /api/bots/NAME              a bot's ratings, history, opponents, matches (``ratings_api``)
 
@@ -96,11 +96,13 @@ class ArenaApi:
         }
 
     async def match_json(self, match_id: str) -> dict[str, Any] | None:
-        """One stored match with its moves (those still in the group-commit buffer too)."""
+        """One stored match with its moves (those still in the group-commit buffer too) and
+        the solved values of those ``arena analyse`` analysed."""
         record = await self._store.get_match(match_id)
         if record is None:
             return None
         data: dict[str, Any] = to_jsonable(record)
+        data["solved"] = to_jsonable(await self._store.match_analysis(match_id))
         return data
 
     def add_routes(self, router: Router) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy import (
     DateTime,
     Double,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     MetaData,
@@ -245,3 +246,29 @@ class TournamentPair(Base):
     seat_a: Mapped[int] = mapped_column(Integer)
     seat_b: Mapped[int] = mapped_column(Integer)
     opening: Mapped[int] = mapped_column(Integer)
+
+
+class MoveAnalysis(Base):
+    """The solved value of one stored Connect Four move, written by ``arena analyse``.
+
+    Scores are Pascal Pons' (``bots.solver``), outcomes 1 win / 0 draw / -1
+    loss, all from the mover's side: ``*_before`` of the position it moved in,
+    ``*_after`` of the move it played. NULL means not solved within ``budget_ms``
+    per position; ``blunder`` (the move lost value) is NULL unless both outcomes
+    are known.
+    """
+
+    __tablename__ = "move_analysis"
+    __table_args__ = (
+        ForeignKeyConstraint(["match_id", "ply"], ["moves.match_id", "moves.ply"]),
+    )
+
+    match_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    ply: Mapped[int] = mapped_column(Integer, primary_key=True)
+    score_before: Mapped[int | None] = mapped_column(SmallInteger)
+    score_after: Mapped[int | None] = mapped_column(SmallInteger)
+    outcome_before: Mapped[int | None] = mapped_column(SmallInteger)
+    outcome_after: Mapped[int | None] = mapped_column(SmallInteger)
+    blunder: Mapped[bool | None] = mapped_column(Boolean)
+    budget_ms: Mapped[int] = mapped_column(Integer)
+    analysed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -1,7 +1,8 @@
 """``Store``: the one async facade the arena server uses for persistence.
 
 Engine, sessions, the group commit, the node's lease, health and closing
-live in its base, ``StoreCore`` (``core``).
+live in its base ``StoreCore`` (``core``); the solved values of stored moves
+(``arena analyse``) in ``AnalysisStore`` (``analysis``), between the two.
 
 Writes that sit on a match's critical path go through the group commit in
 ``movebuffer``: a new match row (``open_match``), every move, and every
@@ -58,7 +59,7 @@ from arena.errors import (
 )
 from arena.ratings import DEFAULT_K
 from arena.store import nodes, queries
-from arena.store.core import StoreCore
+from arena.store.analysis import AnalysisStore
 from arena.store.engine import DEFAULT_URL, is_sqlite
 from arena.store.health import HealthState
 from arena.store.journal import (
@@ -100,7 +101,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(StoreCore):
+class Store(AnalysisStore):
     """Bots, matches, moves and ratings in one SQL database. Create it with ``Store.open``.
 
     A store belongs to the event loop that opened it. Several stores (in one

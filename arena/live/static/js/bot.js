@@ -1,7 +1,8 @@
 // A bot's page (/bots/<name>): its rating in each game with the 95% interval,
 // rank range and incremental Elo, a chart of how the rating developed, its
-// record against each opponent (with the Elo difference those games show), and
-// its latest matches. Everything comes from GET /api/bots/<name>.
+// record against each opponent (with the Elo difference those games show), its
+// accuracy against perfect play (moves solved by `arena analyse`), and its latest
+// matches. Everything comes from GET /api/bots/<name>.
 
 import { fetchJSON } from "./api.js";
 import { gameFor } from "./boards/index.js";
@@ -99,6 +100,25 @@ function gameSection(line) {
     opponentsTable(line));
 }
 
+function interval(pair, format) {
+  return pair ? ` (95%: ${format(pair[0])}–${format(pair[1])})` : "";
+}
+
+/** One game's accuracy against perfect play, every figure with its interval and count. */
+function accuracyLine(row) {
+  const pct = (x) => `${(x * 100).toFixed(1)}%`;
+  const two = (x) => x.toFixed(2);
+  return el("dl", { class: "bot-facts accuracy", dataset: { game: row.game } },
+    fact(`${gameTitle(row.game)}: accuracy`,
+      el("span", { class: "accuracy-value" }, row.accuracy === null ? "—" : pct(row.accuracy)),
+      el("span", { class: "ci" }, interval(row.accuracy_ci95, pct)),
+      el("span", { class: "muted" }, ` of ${row.decided} decided moves (${row.moves} analysed)`)),
+    fact("Blunders per game",
+      el("span", { class: "blunders-value" }, row.blunders_per_game === null ? "—" : two(row.blunders_per_game)),
+      el("span", { class: "ci" }, interval(row.blunders_per_game_ci95, two)),
+      el("span", { class: "muted" }, ` (${row.blunders} in ${row.games} ${row.games === 1 ? "game" : "games"})`)));
+}
+
 function resultText(match) {
   if (match.status === "live") return "playing";
   if (match.score === null) return "no result";
@@ -131,6 +151,8 @@ async function load() {
     $("bot-games").replaceChildren(...(data.ratings.length
       ? data.ratings.map(gameSection)
       : [el("p", { class: "panel muted" }, "No rated games yet.")]));
+    $("bot-accuracy").hidden = !data.accuracy.length;
+    $("accuracy-lines").replaceChildren(...data.accuracy.map(accuracyLine));
     $("bot-matches").replaceChildren(matchList(data.recent_matches));
     drawCharts(); // now that the figures are laid out and have a width
     root.dataset.status = "ready";

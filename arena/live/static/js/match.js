@@ -6,13 +6,16 @@
 // A live match is followed through the socket: its snapshot rebuilds the
 // positions by replaying the moves with the game's rules, then each `moved`
 // event appends the server's position and the mover's analysis. A finished
-// match is replayed from the record's moves alone (analysis is not stored).
+// match is replayed from the record's moves alone (search analysis is not stored);
+// once `arena analyse` solved its moves, the move list marks the blunders and the
+// replay shows the solved value of each position (solved.js).
 
 import { SpectatorSocket, fetchJSON } from "./api.js";
 import { gameFor, positionsAfter } from "./boards/index.js";
 import {
   describeResult, el, formatClock, formatDelta, formatRating, formatThink, formatTimeControl,
 } from "./dom.js";
+import { blunderTitle, describeValue, positionValue, solvedByPly } from "./solved.js";
 import { TelemetryPanel, candidateStats } from "./telemetry.js";
 
 const $ = (id) => document.getElementById(id);
@@ -26,6 +29,7 @@ const view = {
   moveCount: $("move-count"),
   slider: $("slider"),
   ply: $("ply"),
+  solved: $("solved"),
   follow: $("follow"),
   connection: $("connection"),
   title: $("match-title"),
@@ -45,6 +49,7 @@ const state = {
   movers: [], // the seat that played each ply
   thinkMs: [],
   analyses: [], // analyses[k]: the mover's search report for the move at ply k
+  solved: new Map(), // ply -> the solved value of that move (arena analyse), when analysed
   clocks: null,
   clocksAt: 0, // performance.now() when `clocks` arrived; the side to move ticks from here
   status: "loading", // "live" | "finished" | "aborted" | "missing" | "error"
@@ -80,6 +85,7 @@ function loadRecord(record) {
   state.thinkMs = record.moves.map((m) => m.think_ms);
   state.analyses.length = state.moves.length; // keep analyses seen live; nothing is stored
   state.positions = positionsAfter(state.game, state.moves);
+  state.solved = solvedByPly(record.solved);
   state.ratingChanges = new Map(record.rating_changes.map((c) => [c.bot, c]));
   state.ratingChanges.forEach((change, bot) => {
     const seat = state.players.indexOf(bot);
@@ -379,17 +385,20 @@ function renderMoveList() {
   const current = shownPly();
   const items = state.moves.map((move, ply) => {
     const mover = state.movers[ply] ?? ply % 2;
+    const blunder = state.solved.get(ply)?.blunder ? blunderTitle(state.solved.get(ply)) : null;
+    const thought = state.thinkMs[ply] === undefined || state.thinkMs[ply] === null
+      ? null
+      : `thought ${formatThink(state.thinkMs[ply])}`;
     const button = el("button", {
       type: "button",
-      class: `move p${mover}${ply + 1 === current ? " current" : ""}`,
+      class: `move p${mover}${ply + 1 === current ? " current" : ""}${blunder ? " blunder" : ""}`,
       dataset: { ply: String(ply + 1) },
       "aria-current": ply + 1 === current ? "step" : null,
-      title: state.thinkMs[ply] === undefined || state.thinkMs[ply] === null
-        ? null
-        : `thought ${formatThink(state.thinkMs[ply])}`,
+      title: [blunder, thought].filter(Boolean).join("; ") || null,
     },
     el("span", { class: `chip small p${mover}`, "aria-hidden": "true" }),
     el("span", { class: "move-name" }, state.game.formatMove(move)),
+    blunder ? el("span", { class: "blunder-mark", "aria-label": blunder }, "??") : null,
     el("span", { class: "think" }, formatThink(state.thinkMs[ply])),
     state.analyses[ply] ? el("span", { class: "has-analysis", title: "search statistics" }, "◆") : null);
     button.addEventListener("click", () => goTo(ply + 1));
@@ -413,6 +422,23 @@ function renderReplayControls() {
   $("next").disabled = ply >= total;
   $("last").disabled = ply >= total;
   view.follow.hidden = !(isLive() && state.cursor !== null);
+}
+
+/** The solved value of the shown position for its side to move, when analysed. */
+function renderSolved() {
+  const ply = shownPly();
+  const value = state.solved.size ? positionValue(state.solved, ply) : null;
+  view.solved.hidden = value === null;
+  if (value === null) return;
+  const { text, detail } = describeValue(value, ply);
+  const toMove = state.game.sideToMove(state.positions[ply]);
+  view.solved.dataset.value = text;
+  view.solved.replaceChildren(
+    el("span", { class: "solved-label" }, "Solved:"), " ",
+    el("span", { class: `chip small p${toMove}`, "aria-hidden": "true" }),
+    `${state.players[toMove]} to move: `,
+    el("strong", { class: "solved-value" }, text),
+    el("span", { class: "muted" }, ` (${detail})`));
 }
 
 function renderTelemetry() {
@@ -455,6 +481,7 @@ function render({ animate }) {
   renderResult();
   renderMoveList();
   renderReplayControls();
+  renderSolved();
   renderTelemetry();
 }
 

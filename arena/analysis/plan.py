@@ -1,0 +1,89 @@
+"""Which positions of a stored game to solve, and the analysis rows their values make.
+
+The move at ply ``k`` needs the value of the position before it (``k``
+moves played) and of the one after it (``k + 1``), unless it ended the game,
+whose value the rules give. So a whole game costs one solve per position,
+and positions are keyed so that transpositions and mirror images (which
+have the same value) are solved once.
+
+A move's verdict compares the mover's outcome (1 win, 0 draw, -1 loss)
+before it and after it: a move that lowers it (a win into a draw or a loss,
+a draw into a loss) is a blunder. Perfect play never raises it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from arena.analysis.values import Solved, line_score
+from arena.store.analysis import AnalysisTarget, MoveAnalysisRecord
+from protocol.errors import GameError
+from protocol.games import Connect4State
+
+PositionKey = tuple[int, int]
+"""A position up to mirror symmetry: the smaller of its and its mirror image's bitboards."""
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A position to solve: its ``key`` and its moves in Pons' notation (``"4453"``)."""
+
+    key: PositionKey
+    notation: str
+
+
+def verdict(ply: int, before: Solved, after: Solved, budget_ms: int) -> MoveAnalysisRecord:
+    """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side."""
+    blunder = None
+    if before.outcome is not None and after.outcome is not None:
+        blunder = after.outcome < before.outcome
+    return MoveAnalysisRecord(
+        ply, before.score, after.score, before.outcome, after.outcome, blunder, budget_ms
+    )
+
+
+class GamePlan:
+    """The positions one match's unsettled moves need, and their rows once solved.
+
+    Stored moves are replayed with the game's rules; an illegal one (which
+    the referee never stores) ends what can be analysed.
+    """
+
+    def __init__(self, target: AnalysisTarget) -> None:
+        self.match_id = target.match_id
+        states = [Connect4State.initial()]
+        mirrors = [Connect4State.initial()]
+        for move in target.moves:
+            try:
+                states.append(states[-1].play(move))
+                mirrors.append(mirrors[-1].play(6 - move))
+            except GameError:
+                break
+        self._states = states
+        self._keys = [min(s.boards, m.boards) for s, m in zip(states, mirrors, strict=True)]
+        self.todo = [ply for ply in range(len(states) - 1) if ply not in target.settled]
+        """The plies to (re)analyse."""
+
+    def positions(self) -> dict[int, Position]:
+        """The unfinished positions to solve, by the number of moves played before them."""
+        wanted = {k for ply in self.todo for k in (ply, ply + 1)}
+        return {
+            k: Position(self._keys[k], self._states[k].notation())
+            for k in sorted(wanted)
+            if self._states[k].outcome() is None
+        }
+
+    def rows(self, solved: Mapping[int, Solved], budget_ms: int) -> list[MoveAnalysisRecord]:
+        """The rows of ``todo`` from the values of ``positions()`` (the side to move's)."""
+        rows = []
+        for ply in self.todo:
+            ended = self._states[ply + 1].outcome()
+            if ended is None:
+                after = solved[ply + 1].negated()
+            elif ended.winner is None:
+                after = Solved(0, 0)
+            else:
+                after = Solved(1, line_score(ply))
+            rows.append(verdict(ply, solved[ply], after, budget_ms))
+        return rows

@@ -1,0 +1,109 @@
+"""Blunders and solved values in a real headless Chromium, after a real analysis.
+
+A Connect Four game written through the store (random quiet play to 28
+stones, then best and random moves: ``tests.analysis.perfect_play``) is
+analysed by ``arena.analysis.runner.Analyser`` with its solver processes; the
+replay must mark exactly the stored blunders and, at every position from 28
+stones on, say the value that plain negamax in this test finds, in moves
+(``win in N``: the side to move's own moves; ``loss in N``: the opponent's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+from viewer_support import PageFactory
+
+from arena.analysis.runner import Analyser
+from arena.server import ArenaConfig, ArenaServer
+from arena.store import Store
+from protocol.games import Connect4State
+from tests.analysis.perfect_play import ENDGAME_STONES, Perfect, endgame_games, perfect_value
+from tests.analysis.stored_games import store_games
+
+Shot = Callable[[Page, str], Awaitable[Path]]
+GAME = endgame_games(seed=5, count=1)[0]
+
+
+def expected_words(value: Perfect) -> str:
+    if value.outcome == 0:
+        return "draw"
+    word = "win" if value.outcome > 0 else "loss"
+    return f"{word} in {(value.plies + 1) // 2}"
+
+
+@pytest.fixture
+async def analysed_arena(store: Store, tokens: dict[str, str]) -> AsyncIterator[ArenaServer]:
+    [match_id] = await store_games(store, [GAME])
+    summary = await Analyser(store, budget_ms=50, jobs=1).run([match_id])
+    assert summary.games == 1
+    server = ArenaServer(ArenaConfig(host="127.0.0.1", port=0, seed=7), store=store)
+    await server.start()
+    server.match_id = match_id  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        await server.shutdown()
+
+
+async def test_the_replay_marks_blunders_and_says_each_solved_value(
+    analysed_arena: ArenaServer, store: Store, open_page: PageFactory, screenshot: Shot
+) -> None:
+    match_id: str = analysed_arena.match_id  # type: ignore[attr-defined]
+    base = f"http://127.0.0.1:{analysed_arena.port}"
+    rows = await store.match_analysis(match_id)
+    blunders = [row.ply for row in rows if row.blunder]
+    assert blunders, "the seeded game must hold a blunder"
+    page = await open_page()
+    await page.goto(f"{base}/matches/{match_id}")
+    match = page.locator("#match")
+    await expect(match).to_have_attribute("data-status", "finished")
+    marked = page.locator(".move-list .move.blunder")
+    await expect(marked).to_have_count(len(blunders))
+    for index, ply in enumerate(blunders):
+        await expect(marked.nth(index)).to_have_attribute("data-ply", str(ply + 1))
+        row = rows[ply]
+        words = {1: "win", 0: "draw", -1: "loss"}
+        title = f"blunder: {words[row.outcome_before]} → {words[row.outcome_after]}"
+        await expect(marked.nth(index)).to_have_attribute("title", f"{title}; thought 10 ms")
+        await expect(marked.nth(index).locator(".blunder-mark")).to_have_text("??")
+
+    # The final position (a completed line or a full board) has no value to show.
+    solved = page.locator("#solved")
+    await expect(solved).to_be_hidden()
+    memo: dict[tuple[int, int], Perfect] = {}
+    state = Connect4State.initial().play_all(GAME[:ENDGAME_STONES])
+    for ply in range(ENDGAME_STONES, len(GAME)):
+        await page.locator(f'.move-list button[data-ply="{ply}"]').click()
+        await expect(match).to_have_attribute("data-ply", str(ply))
+        await expect(solved).to_be_visible()
+        await expect(solved).to_have_attribute(
+            "data-value", expected_words(perfect_value(state, memo))
+        )
+        player = "alpha" if ply % 2 == 0 else "beta"
+        await expect(solved).to_contain_text(f"{player} to move: ")
+        state = state.play(GAME[ply])
+        if ply == ENDGAME_STONES + 1:
+            await screenshot(page, "solved-blunder")
+    # The empty board is beyond the budget: shown as unknown.
+    await page.click("#first")
+    await expect(solved).to_have_attribute("data-value", "unknown")
+
+    # The bot page shows each figure with its interval and counts.
+    counts = {c.bot: c for c in await store.accuracy_counts(game="connect4")}
+    await page.goto(f"{base}/bots/alpha")
+    await expect(page.locator("#bot")).to_have_attribute("data-status", "ready")
+    panel = page.locator("#bot-accuracy")
+    await expect(panel).to_be_visible()
+    alpha = counts["alpha"]
+    value = f"{100 * alpha.kept / alpha.decided:.1f}%"
+    await expect(panel.locator(".accuracy-value")).to_have_text(value)
+    await expect(panel).to_contain_text(
+        f"of {alpha.decided} decided moves ({alpha.moves} analysed)"
+    )
+    await expect(panel).to_contain_text(f"({alpha.blunders} in 1 game)")
+    await expect(panel.locator(".ci").first).to_contain_text("95%:")
+    await screenshot(page, "bot-accuracy")
