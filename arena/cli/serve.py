@@ -64,7 +64,14 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--allow-multi-node",
         action="store_true",
-        help="EXPERIMENTAL, PostgreSQL only: let several servers share the database",
+        help="PostgreSQL only: serve one arena from several nodes sharing the database "
+        "(docs/scaling.md)",
+    )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="with --allow-multi-node: where bots reach this node, for redirects from the "
+        "others (default ws://HOST:PORT, wss:// with TLS)",
     )
     serve.add_argument(
         "--journal",
@@ -102,6 +109,7 @@ async def _serve(args: argparse.Namespace) -> int:
         node_id=args.node_id,
         allow_multi_node=args.allow_multi_node,
         journal_path=args.journal,
+        public_url=args.public_url,
     )
     try:
         app = ArenaApp(config, mqtt_url=args.mqtt)

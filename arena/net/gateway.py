@@ -16,13 +16,17 @@ connection. A move is refereed on the spot, inside ``data_received``.
 
 Each connection's messages take effect in the order they were sent, even
 when one must wait for the database (``arena.net.inorder``).
+
+When several nodes serve one arena (``placement``, ``arena.cluster``), a bot
+whose live match another node hosts is sent a ``redirect`` there instead of
+``welcome``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -58,6 +62,7 @@ from protocol.messages import (
     LeaderboardQuery,
     LeaderboardReply,
     Move,
+    Redirect,
     Resign,
     Seek,
     ServerMessage,
@@ -161,6 +166,7 @@ class Gateway:
         time_limits: TimeLimits,
         clock: Clock,
         throttle: LoginThrottle,
+        placement: Callable[[str], Awaitable[Redirect | None]] | None = None,
     ) -> None:
         self.limits = limits
         self._auth = auth
@@ -172,6 +178,8 @@ class Gateway:
         self._time_limits = time_limits
         self._clock = clock
         self.throttle = throttle
+        self._placement = placement
+        """Several nodes: a bot whose match another node hosts is redirected there."""
         self.bots: dict[str, WebSocketConnection] = {}
         """The bots online, by name."""
         self.max_matches: dict[str, int] = {}
@@ -372,6 +380,12 @@ class Gateway:
         if session.hello_timer is not None:
             session.hello_timer.cancel()
             session.hello_timer = None
+        if hello.role == "bot" and self._placement is not None:
+            redirect = await self._placement(hello.name or "")
+            if redirect is not None:
+                conn.send(redirect)
+                conn.close(CloseCode.REDIRECTED, "redirected to another node")
+                return
         conn.role = hello.role
         if hello.role == "spectator":
             session.spectator = True
