@@ -27,8 +27,9 @@ class ClientConfig:
     tried in turn after ``url`` when a connection fails or drops. ``ca_file``
     trusts only the CAs in that PEM file for a ``wss://`` URL (default: the
     system's); ``insecure`` allows a plain ``ws://`` URL to a host other than
-    this machine. ``margin_ms`` is the fixed part of each move's safety margin (``bots.budget``). The token is
-    left out of ``repr`` so it never reaches a log.
+    this machine. ``margin_ms`` is the fixed part of each move's safety
+    margin (``bots.budget``). The token is left out of ``repr`` so it never
+    reaches a log.
     """
 
     url: str
