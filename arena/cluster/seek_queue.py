@@ -214,11 +214,11 @@ class SharedSeekQueue:
     async def _read(self, conn: AsyncConnection) -> dict[int, _Row]:
         """Every seek this node may pair: its own, and the movable ones of other nodes."""
         result = await conn.execute(
-            select(QueuedSeek).order_by(QueuedSeek.id).with_for_update()
+            select(QueuedSeek.__table__).order_by(QueuedSeek.id).with_for_update()
         )
         rows: dict[int, _Row] = {}
         seen: set[tuple[str, str, int, int]] = set()
-        for q in result.scalars():
+        for q in result:
             local = q.node_id == self.node_id
             if not (q.movable or local):
                 continue
