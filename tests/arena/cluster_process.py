@@ -110,7 +110,8 @@ class Spectator:
     @classmethod
     async def watch(cls, url: str, match_id: str, since: int | None = None) -> Spectator:
         ws = await connect(url)
-        await ws.send(json.dumps({"type": "hello", "role": "spectator", "version": PROTOCOL_VERSION}))
+        hello = {"type": "hello", "role": "spectator", "version": PROTOCOL_VERSION}
+        await ws.send(json.dumps(hello))
         spectator = cls(ws)
         assert (await spectator.next())["type"] == "welcome"
         await ws.send(json.dumps({"type": "watch", "match_id": match_id, "since": since}))

@@ -28,9 +28,9 @@ def db(pg_url: str) -> str:  # noqa: F811  (the imported fixture)
     return pg_url
 
 
-async def play(bots: list[tuple[str, str, str, str]], tokens: dict[str, str], games: int) -> dict[
-    str, str
-]:
+async def play(
+    bots: list[tuple[str, str, str, str]], tokens: dict[str, str], games: int
+) -> dict[str, str]:
     """Run ``arena-bot`` NAME GAME on URLS (home first) with random moves for ``games`` matches;
     every bot must exit 0. Returns each bot's log."""
     procs = {
@@ -47,7 +47,7 @@ async def play(bots: list[tuple[str, str, str, str]], tokens: dict[str, str], ga
                 assert proc.returncode == 0, logs[name]
     finally:
         await stop_processes(*procs.values())
-    for name, log in logs.items():
+    for log in logs.values():
         assert f"{games} matches:" in log, log
     return logs
 
