@@ -28,7 +28,8 @@ that ply again. ``wss://`` is verified (``bots.transport``); a certificate
 that fails verification ends ``run`` with ``TLSVerifyError``. A ``redirect``
 (another node hosts the bot's match) is followed at once, under the same
 transport rules; a target that cannot be reached sends the bot back to its
-own URLs.
+own URLs, and so does the end of the match it was redirected for (bots stay
+on the nodes they were given, so the nodes keep their share).
 
 The errors raised here are drawn in ``bots.client_errors``.
 """
@@ -149,6 +150,7 @@ class BotClient:
         }
         self._url_index = 0
         self._redirect_to: str | None = None
+        self._away = False  # connected to a redirect's target, not to one of config.urls
         self._failures = 0  # connections in a row that ended without a welcome
         self._backoff = backoff or Backoff(config.retry_initial_s, config.retry_max_s)
         self._quit = asyncio.Event()
@@ -253,6 +255,7 @@ class BotClient:
         try:
             while not self._quit.is_set():
                 url, self._redirect_to = self._redirect_to or self._home_url(), None
+                self._away = url not in self.config.urls
                 welcomed = False
                 try:
                     async with self._connect(url) as ws:
@@ -538,6 +541,10 @@ class BotClient:
             self._quit.set()
             return
         self._seek_pending = self._challenge_pending = False
+        if self._away and not self._matches.busy():
+            log.info("back to %s", self._home_url())
+            self._redirect_to = self._home_url()  # ends this session; run() connects there
+            return
         self._look_for_match()
 
     def _on_challenge(self, challenge: ChallengeReceived) -> None:

@@ -117,7 +117,7 @@ class SharedSeekQueue:
                 async with self._engine.begin() as conn:
                     await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": QUEUE_LOCK})
                     inserted = await self._reconcile(conn)
-                    rows = await self._read(conn)
+                    rows = await self._read(conn, inserted)
                     pairs = self._choose(rows)
                     taken = [row_id for pair in pairs for row_id, _ in pair]
                     if taken:
@@ -150,43 +150,34 @@ class SharedSeekQueue:
     # One pass -------------------------------------------------------------------------
 
     async def _reconcile(self, conn: AsyncConnection) -> dict[int, bool]:
-        """Make this node's rows match its lobby; returns what is written now."""
+        """Make this node's rows match its lobby (``_vanished`` is settled by ``_read``);
+        returns what is written now."""
         local = {seek.order: seek for seek in self._lobby.seeks}
-        mine = set(
-            (
-                await conn.execute(
-                    select(QueuedSeek.local_id).where(QueuedSeek.node_id == self.node_id)
-                )
-            ).scalars()
-        )
         written = dict(self._inserted)
         now = time.monotonic()
-        for order in list(written):
-            if order in mine:
-                continue
+        withdrawn = [order for order in written if order not in local]
+        for order in withdrawn:
             del written[order]
-            if order in local:  # another node took it: wait for the redirect, then requeue
-                since = self._vanished.setdefault(order, now)
-                if now - since < REDIRECT_WAIT_S:
-                    written[order] = False  # not to be inserted again yet
-                    continue
-                log.warning("seek of %s: no redirect came; queued again", local[order].bot)
             self._vanished.pop(order, None)
-        withdrawn = [order for order in mine if order not in local]
         if withdrawn:
             await conn.execute(
                 delete(QueuedSeek).where(
                     QueuedSeek.node_id == self.node_id, QueuedSeek.local_id.in_(withdrawn)
                 )
             )
+        for order, since in list(self._vanished.items()):
+            if now - since >= REDIRECT_WAIT_S:  # the host never said: the seek goes back in
+                log.warning("seek of %s: no redirect came; queued again", local[order].bot)
+                del self._vanished[order]
+                written.pop(order, None)
         new, moved = [], []
         for order, seek in local.items():
             movable = self._playing(seek.bot) == 0
             if order not in written:
                 new.append(self._values(seek, movable))
-            elif order in mine and written[order] != movable:
+                written[order] = movable
+            elif order not in self._vanished and written[order] != movable:
                 moved.append((order, movable))
-            if order not in self._vanished:
                 written[order] = movable
         if new:
             await conn.execute(insert(QueuedSeek), new)
@@ -211,15 +202,22 @@ class SharedSeekQueue:
             "movable": movable,
         }
 
-    async def _read(self, conn: AsyncConnection) -> dict[int, _Row]:
-        """Every seek this node may pair: its own, and the movable ones of other nodes."""
+    async def _read(self, conn: AsyncConnection, written: dict[int, bool]) -> dict[int, _Row]:
+        """Every seek this node may pair: its own, and the movable ones of other nodes.
+
+        A seek of this node written before whose row is gone was taken by another
+        node's pass: it waits for its redirect (``_vanished``).
+        """
         result = await conn.execute(
             select(QueuedSeek.__table__).order_by(QueuedSeek.id).with_for_update()
         )
         rows: dict[int, _Row] = {}
         seen: set[tuple[str, str, int, int]] = set()
+        mine: set[int] = set()
         for q in result:
             local = q.node_id == self.node_id
+            if local:
+                mine.add(q.local_id)
             if not (q.movable or local):
                 continue
             if local and not self._has_capacity(q.bot):
@@ -231,6 +229,9 @@ class SharedSeekQueue:
             tc = TimeControl(move_ms=q.move_ms, bank_ms=q.bank_ms)
             # The row id orders seeks of all nodes by their arrival.
             rows[q.id] = _Row(q.node_id, q.local_id, Seek(q.bot, q.game, tc, q.rating, q.id))
+        now = time.monotonic()
+        for order in written.keys() - mine:
+            self._vanished.setdefault(order, now)
         return rows
 
     def _choose(self, rows: dict[int, _Row]) -> list[tuple[tuple[int, _Row], tuple[int, _Row]]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -43,43 +44,49 @@ class Server:
 
     def health(self) -> dict[str, Any]:
         """``GET /healthz`` (blocking); empty when the server does not answer within 5 s."""
-        try:
-            with urllib.request.urlopen(f"http://{self.address}/healthz", timeout=5) as reply:
-                return dict(json.load(reply))
-        except (OSError, ValueError):
-            return {}
+        url = f"http://{self.address}/healthz"
+        with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as r:
+            return dict(json.load(r))
+        return {}
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (0 once it is gone)."""
+def cpu_seconds(pid: int, command: str = "") -> float:
+    """User + system CPU time of a process (0 once it is gone, or unless it runs ``command``)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        name, stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)
     except OSError:
         return 0.0
-    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    fields = stat.split()
+    ticks = int(fields[11]) + int(fields[12]) if name.endswith(f"({command}") or not command else 0
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class _Bot:
-    """One bot: a seeded random legal move after its think time; a new seek after each match."""
+    """One bot: a seeded random legal move after its think time; a new seek after each match.
+    A ``redirect`` (another node hosts its match) is followed at once."""
 
-    def __init__(self, crowd: _Crowd, name: str, seed: int) -> None:
-        self.crowd, self.name, self.run = crowd, name, crowd.run
+    def __init__(self, crowd: _Crowd, name: str, token: str, home: str, seed: int) -> None:
+        self.crowd, self.name, self.run, self.home = crowd, name, crowd.run, home
         self.wire: Wire  # set by connect(), before anything else happens
         self.rng, self.think_rng = random.Random(seed), random.Random(-1 - seed)
         self.seat, self.seeking, self.moved_seen, self.pending_ply = -1, False, 0, -1
         self.sent_at, self.sent_ns, self.move_prefix = 0.0, 0, ""
+        self.sought_at, self.moved_node, self.away = 0.0, False, False  # redirected to a match?
         control = {"move_ms": 30_000, "bank_ms": 0}  # far more than a load bot ever takes
         self.seek_text = json.dumps({"type": "seek", "game": "connect4", "time_control": control})
+        hello = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": name}
+        self.hello = json.dumps({**hello, "token": token, "max_matches": 1})
 
-    async def connect(self, url: str, token: str) -> None:
+    async def connect(self, url: str, then_seek: bool = False) -> None:
         async with self.crowd.gate:  # more handshakes at once only overflow the listen backlog
             self.wire = await Wire.open(url, self.on_text, timeout=30.0)
-        hello = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": self.name}
-        self.wire.send(json.dumps({**hello, "token": token, "max_matches": 1}))
+        self.wire.send(self.hello)
+        if then_seek:
+            self.seek()
 
     def seek(self) -> None:
         if not self.crowd.stopping:
-            self.seeking = True
+            self.seeking, self.sought_at = True, time.perf_counter()
             self.wire.send(self.seek_text)
 
     def on_text(self, frame: bytes) -> None:
@@ -104,16 +111,27 @@ class _Bot:
             else:
                 self.send_move(reply)
         elif kind == "match_start":
-            self.seat, self.seeking, self.moved_seen = msg["you"], False, 0
+            self.seat, self.seeking, self.moved_seen = msg["you"], False, len(msg["moves"])
             self.move_prefix = f'{{"type":"move","match_id":{json.dumps(msg["match_id"])},"ply":'
             crowd.in_match += 1
+            crowd.started(msg["match_id"], self.sought_at, self.moved_node)
+            self.moved_node = False
+        elif kind == "redirect":
+            self.moved_node = self.away = True
+            self.wire.close()
+            crowd.loop.create_task(self.connect(msg["url"]))
         elif kind == "match_end":
             crowd.in_match -= 1
             if self.seat == 0:  # each match counted once, by its first player
                 run.match_moves[msg["match_id"]] = self.moved_seen
                 run.window_ended += crowd.window[0] <= time.perf_counter() < crowd.window[1]
             self.seat = -1
-            self.seek()
+            if self.away:  # back to its own node, as arena-bot goes
+                self.away = False
+                self.wire.close()
+                crowd.loop.create_task(self.connect(self.home, then_seek=True))
+            else:
+                self.seek()
         elif kind == "error":
             run.errors[msg.get("code", "?")] += 1
 
@@ -125,16 +143,33 @@ class _Bot:
 class _Crowd:
     """All the bots on one event loop; what they and the server did in the window."""
 
-    def __init__(self, config: Config, server: Server) -> None:
-        self.config, self.server, self.run = config, server, Run(config)
+    def __init__(self, config: Config, servers: Sequence[Server]) -> None:
+        self.config, self.servers, self.run = config, servers, Run(config)
+        self.server = servers[0]  # the one sampled by the soak
         self.loop, self.think_s = asyncio.get_running_loop(), config.think_ms / 1e3
         self.window, self.stopping, self.in_match = (float("inf"),) * 2, False, 0
         self.gate = asyncio.Semaphore(50)
+        self.halves: dict[str, tuple[float, bool]] = {}  # match -> its first start's seek, moved
+
+    def started(self, match_id: str, sought_at: float, moved: bool) -> None:
+        """A bot's match_start: the second one of a match gives the match's pairing delay."""
+        if (first := self.halves.pop(match_id, None)) is None:
+            self.halves[match_id] = (sought_at, moved)
+        elif self.window[0] <= (now := time.perf_counter()) < self.window[1]:
+            self.run.pair_ms[first[1] or moved].append((now - max(first[0], sought_at)) * 1e3)
+
+    def cpu(self) -> tuple[float, ...]:
+        """CPU seconds so far: the servers, their writer processes, the bots, PostgreSQL."""
+        parts = [s.cpu_seconds() for s in self.servers]
+        pg = sum(cpu_seconds(int(p.name), "postgres") for p in Path("/proc").glob("[0-9]*"))
+        return sum(p[0] for p in parts), sum(p[1] for p in parts), time.process_time(), pg
 
     async def play(self, bots: Sequence[tuple[str, str]]) -> Run:
-        config, run, url = self.config, self.run, f"ws://{self.server.address}/"
-        players = [_Bot(self, name, config.seed * 100_003 + i) for i, (name, _) in enumerate(bots)]
-        await asyncio.gather(*(bot.connect(url, bots[i][1]) for i, bot in enumerate(players)))
+        config, run, n = self.config, self.run, len(self.servers)
+        homes = [f"ws://{self.servers[i % n].address}/" for i in range(len(bots))]
+        players = [_Bot(self, name, token, homes[i], config.seed * 100_003 + i)
+                   for i, (name, token) in enumerate(bots)]  # fmt: skip
+        await asyncio.gather(*(bot.connect(bot.home) for bot in players))
         t0 = time.perf_counter()
         self.window = (t0 + config.warmup, t0 + config.warmup + config.seconds)
         # Bots arrive spread over the first half of the warm-up, as real ones do: had they
@@ -143,7 +178,7 @@ class _Crowd:
         for bot in players:
             self.loop.call_later(arrivals.uniform(0.0, config.warmup / 2), bot.seek)
         await asyncio.sleep(config.warmup)
-        opened, live = (*self.server.cpu_seconds(), time.process_time()), []
+        opened, live = self.cpu(), []
         while time.perf_counter() < self.window[1]:
             live.append(self.in_match / 2)
             if 0 < (done := config.soak_every * (len(run.soak) + 1)) <= len(run.match_moves):
@@ -152,7 +187,7 @@ class _Crowd:
                 run.soak.append((done, minutes, rss, health))
                 print(f"  {done:,} matches finished: server RSS {rss:.1f} MiB", flush=True)
             await asyncio.sleep(0.1)
-        closed = (*self.server.cpu_seconds(), time.process_time())
+        closed = self.cpu()
         run.cpu = tuple((b - a) / config.seconds for a, b in zip(opened, closed, strict=True))
         run.live, self.stopping = sum(live) / len(live), True
         for bot in (bot for bot in players if bot.seeking):
@@ -170,11 +205,11 @@ class _Crowd:
         return run
 
 
-def client_main(config: Config, server: Server, bots: Sequence[Any], out: Any) -> None:
-    """The client process: play ``bots``; send back their ``Run`` (or the failure)."""
+def client_main(config: Config, servers: Sequence[Server], bots: Sequence[Any]) -> Run:
+    """The client process: play ``bots``; their ``Run``."""
     os.nice(5)  # the load generator yields the shared cores to the server it measures
 
     async def main() -> Run:
-        return await _Crowd(config, server).play(bots)
+        return await _Crowd(config, servers).play(bots)
 
-    out.send(uvloop.run(main()))  # the event loop `arena serve` runs on; a failure: EOF
+    return uvloop.run(main())  # the event loop `arena serve` runs on

@@ -31,6 +31,7 @@ class Config:
     seed: int = 1
     db: str | None = None  # None: a fresh SQLite file per run
     soak_every: int = 0  # finished matches between two soak samples (0: no soak)
+    nodes: int = 1  # arena nodes sharing the database (more than 1: PostgreSQL)
 
 
 @dataclass(slots=True)
@@ -42,12 +43,15 @@ class Run:
     window_moves: int = 0
     window_ended: int = 0  # matches
     live: float = 0.0  # mean matches in play
-    cpu: tuple[float, ...] = (0.0, 0.0, 0.0)  # cores: server, its writer process, the bots
+    cpu: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)  # cores: servers, writer, bots, PostgreSQL
     # Per move sent in the window, until its ``moved`` was handled by the bot's loop, and
     # until the kernel received it on the bot's socket: what the server added.
     client_ms: array[float] = field(default_factory=lambda: array("d"))
     server_ms: array[float] = field(default_factory=lambda: array("d"))
     match_moves: dict[str, int] = field(default_factory=dict)  # ended match -> moved seen
+    # Per match started in the window: its later seek sent -> its last match_start handled,
+    # for matches whose players were on one node, and on two (one was redirected).
+    pair_ms: tuple[array[float], ...] = field(default_factory=lambda: (array("d"), array("d")))
     errors: Counter[str] = field(default_factory=Counter)
     soak: list[Mark] = field(default_factory=list)  # a Mark per ``soak_every`` ended matches
     db_ok: bool = False
@@ -91,8 +95,13 @@ _COLUMNS: tuple[tuple[str, Callable[[Run], float], str], ...] = (
     ("srv us", lambda r: r.us_per_move(0), ".0f"),
     ("bots us", lambda r: r.us_per_move(2), ".0f"),
     ("all us", lambda r: r.us_per_move(0, 1, 2), ".0f"),
+    ("pg us", lambda r: r.us_per_move(3), ".0f"),
+    ("pair p99", lambda r: quantile(r.pair_ms[0], 0.99), ".1f"),
+    ("x-node pair p50", lambda r: quantile(r.pair_ms[1], 0.5), ".1f"),
+    ("p99", lambda r: quantile(r.pair_ms[1], 0.99), ".1f"),
 )
-_HEADER = ("matches", "think ms", "jitter", "writer", *(c[0] for c in _COLUMNS), "DB", "target")
+_HEADER = ("nodes", "matches", "think ms", "jitter", "writer", *(c[0] for c in _COLUMNS), "DB",
+           "target")  # fmt: skip
 
 
 def row(runs: Sequence[Run]) -> tuple[str, ...]:
@@ -103,7 +112,7 @@ def row(runs: Sequence[Run]) -> tuple[str, ...]:
         cells.append(format(statistics.median(known), fmt) if known else "n/a")
     met, c = sum(not r.misses() for r in runs), runs[0].config
     target = ("met" if met else "missed") if len(runs) == 1 else f"{met}/{len(runs)} met"
-    label = (str(c.matches), f"{c.think_ms:g}", f"{c.think_jitter:g}", c.db_writer)
+    label = (str(c.nodes), str(c.matches), f"{c.think_ms:g}", f"{c.think_jitter:g}", c.db_writer)
     return (*label, *cells, "OK" if all(r.db_ok for r in runs) else "MISMATCH", target)
 
 
@@ -122,7 +131,9 @@ def legend(runs: Sequence[Run]) -> str:
     budget = (os.cpu_count() or 1) / TARGET_MOVES_PER_S * 1e6
     return (
         "p50/p99/max: server-added latency (move sent -> its moved in the kernel); client p99:"
-        f" -> handled by the bot; us: CPU per move (all: with the writer; budget {budget:.0f})\n"
+        f" -> handled by the bot; us: CPU per move (srv: all nodes; all: with the writer;"
+        f" budget {budget:.0f}; pg: every postgres process on the machine); pair: later seek ->"
+        " last match_start, ms, players on one node / two\n"
         f"target: {TARGET_MATCHES} matches, {TARGET_MOVES_PER_S:,.0f} moves/s, p99 <="
         f" {TARGET_P99_MS:g} ms, all persisted: met in {sum(not r.misses() for r in runs)}"
         f" of {len(runs)} runs"
