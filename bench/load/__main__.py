@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from subprocess import PIPE
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -87,10 +88,8 @@ def run_once(config: Config) -> Run:
             servers = []
             for k in range(config.nodes):
                 log = stack.enter_context(Path(tmp, f"server{k}.log").open("wb+"))
-                server = stack.enter_context(
-                    subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log)
-                )  # leaving waits for it; SIGTERM first: it commits what it holds, then exits
-                procs.append(server)
+                procs.append(server := subprocess.Popen(serve, stdout=PIPE, stderr=log))
+                stack.enter_context(server)  # at the end SIGTERM (it commits, then exits), wait
                 stack.callback(server.terminate)
                 assert server.stdout is not None  # its first line: listening on ws://HOST:PORT
                 if not (found := re.search(rb"on ws://(\S+?)/?$", server.stdout.readline())):
@@ -105,8 +104,7 @@ def run_once(config: Config) -> Run:
 
 
 def _play(config: Config, servers: list[Server], bots: list[tuple[str, str]]) -> Run:
-    """The bots' figures, from a client process of their own (connecting 1,000 bots takes
-    seconds; a client that dies sends nothing and times out)."""
+    """The bots' figures, from a client process of their own (that dies: times out)."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         played = pool.apply_async(client_main, (config, servers, bots))
         run: Run = played.get(120 + config.warmup + config.seconds + DRAIN_S)

@@ -31,12 +31,6 @@ class Server:
     address: str  # host:port
     pid: int
 
-    def cpu_seconds(self) -> tuple[float, float]:
-        """CPU time so far of the server process, and of its children (the SQLite writer)."""
-        tasks = Path(f"/proc/{self.pid}/task").glob("*/children")  # the writer's is a worker's
-        children = [int(pid) for task in tasks for pid in task.read_text().split()]
-        return cpu_seconds(self.pid), sum(cpu_seconds(child) for child in children)
-
     def rss_mib(self) -> float:
         """The server process's resident memory (``VmRSS``), in MiB."""
         status = Path(f"/proc/{self.pid}/status").read_text()
@@ -77,14 +71,12 @@ class _Bot:
         hello = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": name}
         self.hello = json.dumps({**hello, "token": token, "max_matches": 1})
 
-    async def connect(self, url: str, then_seek: bool = False) -> None:
+    async def connect(self, url: str) -> None:
         async with self.crowd.gate:  # more handshakes at once only overflow the listen backlog
             self.wire = await Wire.open(url, self.on_text, timeout=30.0)
         self.wire.send(self.hello)
-        if then_seek:
-            self.seek()
 
-    def seek(self) -> None:
+    def seek(self, _connected: object = None) -> None:
         if not self.crowd.stopping:
             self.seeking, self.sought_at = True, time.perf_counter()
             self.wire.send(self.seek_text)
@@ -129,7 +121,7 @@ class _Bot:
             if self.away:  # back to its own node, as arena-bot goes
                 self.away = False
                 self.wire.close()
-                crowd.loop.create_task(self.connect(self.home, then_seek=True))
+                crowd.loop.create_task(self.connect(self.home)).add_done_callback(self.seek)
             else:
                 self.seek()
         elif kind == "error":
@@ -145,8 +137,8 @@ class _Crowd:
 
     def __init__(self, config: Config, servers: Sequence[Server]) -> None:
         self.config, self.servers, self.run = config, servers, Run(config)
-        self.server = servers[0]  # the one sampled by the soak
-        self.loop, self.think_s = asyncio.get_running_loop(), config.think_ms / 1e3
+        self.server, self.think_s = servers[0], config.think_ms / 1e3  # the soak samples servers[0]
+        self.loop: asyncio.AbstractEventLoop  # set by play()
         self.window, self.stopping, self.in_match = (float("inf"),) * 2, False, 0
         self.gate = asyncio.Semaphore(50)
         self.halves: dict[str, tuple[float, bool]] = {}  # match -> its first start's seek, moved
@@ -159,21 +151,23 @@ class _Crowd:
             self.run.pair_ms[first[1] or moved].append((now - max(first[0], sought_at)) * 1e3)
 
     def cpu(self) -> tuple[float, ...]:
-        """CPU seconds so far: the servers, their writer processes, the bots, PostgreSQL."""
-        parts = [s.cpu_seconds() for s in self.servers]
+        """CPU seconds so far: the servers, their children (SQLite writers), the bots, and
+        PostgreSQL's processes."""
+        tasks = [t for s in self.servers for t in Path(f"/proc/{s.pid}/task").glob("*/children")]
+        children = [int(pid) for task in tasks for pid in task.read_text().split()]
         pg = sum(cpu_seconds(int(p.name), "postgres") for p in Path("/proc").glob("[0-9]*"))
-        return sum(p[0] for p in parts), sum(p[1] for p in parts), time.process_time(), pg
+        servers = sum(cpu_seconds(s.pid) for s in self.servers)
+        return servers, sum(map(cpu_seconds, children)), time.process_time(), pg
 
     async def play(self, bots: Sequence[tuple[str, str]]) -> Run:
-        config, run, n = self.config, self.run, len(self.servers)
-        homes = [f"ws://{self.servers[i % n].address}/" for i in range(len(bots))]
+        self.loop, config, run, n = asyncio.get_running_loop(), self.config, self.run, len(bots)
+        homes = [f"ws://{self.servers[i % len(self.servers)].address}/" for i in range(n)]
         players = [_Bot(self, name, token, homes[i], config.seed * 100_003 + i)
                    for i, (name, token) in enumerate(bots)]  # fmt: skip
         await asyncio.gather(*(bot.connect(bot.home) for bot in players))
         t0 = time.perf_counter()
         self.window = (t0 + config.warmup, t0 + config.warmup + config.seconds)
-        # Bots arrive spread over the first half of the warm-up, as real ones do: had they
-        # all sought at once, their matches would start and end in lockstep.
+        # Bots arrive spread over the warm-up's first half: seeking at once, they would lockstep.
         arrivals = random.Random(config.seed)
         for bot in players:
             self.loop.call_later(arrivals.uniform(0.0, config.warmup / 2), bot.seek)
@@ -192,8 +186,7 @@ class _Crowd:
         run.live, self.stopping = sum(live) / len(live), True
         for bot in (bot for bot in players if bot.seeking):
             bot.wire.send('{"type":"cancel_seek"}')
-        # A seek paired before the server read its cancel still starts a match within a
-        # pairing window; wait that long, then until every match is over.
+        # A seek paired before its cancel still starts a match: wait a window, then the matches.
         now = time.perf_counter()
         quiet_at, deadline = now + config.pairing_window_s + 0.5, now + DRAIN_S
         while time.perf_counter() < deadline and (self.in_match or time.perf_counter() < quiet_at):
@@ -208,8 +201,4 @@ class _Crowd:
 def client_main(config: Config, servers: Sequence[Server], bots: Sequence[Any]) -> Run:
     """The client process: play ``bots``; their ``Run``."""
     os.nice(5)  # the load generator yields the shared cores to the server it measures
-
-    async def main() -> Run:
-        return await _Crowd(config, servers).play(bots)
-
-    return uvloop.run(main())  # the event loop `arena serve` runs on
+    return uvloop.run(_Crowd(config, servers).play(bots))  # the loop `arena serve` runs on
