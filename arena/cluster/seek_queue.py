@@ -1,9 +1,12 @@
 """The seek queue that the nodes sharing a PostgreSQL database pair from.
 
 Each node keeps its own bots' seeks in its ``Lobby`` as before (the lobby
-checks them and answers ``already_seeking``), and mirrors them into the
-``seek_queue`` table. A pairing pass (``SharedSeekQueue.pair``, run by the
-node's ``Matchmaker``) is one transaction:
+checks them and answers ``already_seeking``). A pairing pass
+(``SharedSeekQueue.pair``, run by the node's ``Matchmaker``) first pairs the
+node's new seeks among themselves, in memory, with the lobby's rule
+(``closest_pairs``): most pairs never touch the database and move no bot.
+The seeks left over are mirrored into the ``seek_queue`` table, in one
+transaction that pairs them with every node's leftovers:
 
 1. take the queue's advisory lock, so passes of all nodes run one at a time
    and each sees every committed seek (two passes reading at once with
@@ -109,15 +112,17 @@ class SharedSeekQueue:
     async def pair(self) -> list[Pairing]:
         """One pairing pass (see the module docstring): the pairings this node hosts."""
         async with self._lock:
+            here = self._pair_here()
             if not self._lobby.seeks and not self._inserted:
-                return []
+                return here
+            busy = {bot for pairing in here for bot in pairing.players}
             self.last_pass = time.monotonic()
             self.passes += 1
             try:
                 async with self._engine.begin() as conn:
                     await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": QUEUE_LOCK})
-                    inserted = await self._reconcile(conn)
-                    rows = await self._read(conn, inserted)
+                    inserted = await self._reconcile(conn, busy)
+                    rows = await self._read(conn, inserted, busy)
                     pairs = self._choose(rows)
                     taken = [row_id for pair in pairs for row_id, _ in pair]
                     if taken:
@@ -125,9 +130,24 @@ class SharedSeekQueue:
             except (OSError, SQLAlchemyError) as exc:
                 # Nothing changed; the next pass tries again (the store reports its health).
                 log.warning("pairing pass failed: %s", exc)
-                return []
+                return here
             self._inserted = inserted
-            return self._pairings(pairs)
+            return here + self._pairings(pairs)
+
+    def _pair_here(self) -> list[Pairing]:
+        """Pair the seeks that are not in the table yet among themselves."""
+        fresh = [
+            seek
+            for seek in self._lobby.seeks
+            if seek.order not in self._inserted and self._has_capacity(seek.bot)
+        ]
+        pairs = closest_pairs(fresh)
+        self._lobby.withdraw({seek.order for pair in pairs for seek in pair})
+        return [self._pairing(a, b) for a, b in pairs]
+
+    def _pairing(self, a: Seek, b: Seek) -> Pairing:
+        players = (a.bot, b.bot) if self._rng.random() < 0.5 else (b.bot, a.bot)
+        return Pairing(a.game, players, a.time_control)
 
     def remote_seat(self, pairing: Pairing) -> RemoteSeat | None:
         """The player of ``pairing`` connected to another node, if one is."""
@@ -149,7 +169,7 @@ class SharedSeekQueue:
 
     # One pass -------------------------------------------------------------------------
 
-    async def _reconcile(self, conn: AsyncConnection) -> dict[int, bool]:
+    async def _reconcile(self, conn: AsyncConnection, busy: set[str]) -> dict[int, bool]:
         """Make this node's rows match its lobby (``_vanished`` is settled by ``_read``);
         returns what is written now."""
         local = {seek.order: seek for seek in self._lobby.seeks}
@@ -172,7 +192,7 @@ class SharedSeekQueue:
                 written.pop(order, None)
         new, moved = [], []
         for order, seek in local.items():
-            movable = self._playing(seek.bot) == 0
+            movable = self._playing(seek.bot) == 0 and seek.bot not in busy
             if order not in written:
                 new.append(self._values(seek, movable))
                 written[order] = movable
@@ -202,7 +222,9 @@ class SharedSeekQueue:
             "movable": movable,
         }
 
-    async def _read(self, conn: AsyncConnection, written: dict[int, bool]) -> dict[int, _Row]:
+    async def _read(
+        self, conn: AsyncConnection, written: dict[int, bool], busy: set[str]
+    ) -> dict[int, _Row]:
         """Every seek this node may pair: its own, and the movable ones of other nodes.
 
         A seek of this node written before whose row is gone was taken by another
@@ -220,8 +242,8 @@ class SharedSeekQueue:
                 mine.add(q.local_id)
             if not (q.movable or local):
                 continue
-            if local and not self._has_capacity(q.bot):
-                continue
+            if local and (q.bot in busy or not self._has_capacity(q.bot)):
+                continue  # paired in memory this pass, or playing all it may
             key = (q.bot, q.game, q.move_ms, q.bank_ms)
             if key in seen:  # the same bot seeking on two nodes: its oldest seek counts
                 continue
@@ -246,9 +268,7 @@ class SharedSeekQueue:
         done: set[int] = set()
         pairings = []
         for (_, ra), (_, rb) in pairs:
-            a, b = ra.seek, rb.seek
-            players = (a.bot, b.bot) if self._rng.random() < 0.5 else (b.bot, a.bot)
-            pairing = Pairing(a.game, players, a.time_control)
+            pairing = self._pairing(ra.seek, rb.seek)
             for row in (ra, rb):
                 if row.node_id == self.node_id:
                     done.add(row.local_id)
