@@ -96,19 +96,14 @@ def run_once(config: Config) -> Run:
                     log.seek(0)
                     raise RuntimeError(f"arena serve did not start: {log.read()[-2000:].decode()}")
                 servers.append(Server(found.group(1).decode(), server.pid))
-            run = _play(config, servers, bots)
+            # The bots play from a process of their own (one that dies: the wait times out).
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                played = pool.apply_async(client_main, (config, servers, bots))
+                run: Run = played.get(120 + config.warmup + config.seconds + DRAIN_S)
         run.db_ok, run.db_note = asyncio.run(check_db(db, prefix, run))
         if codes := [server.returncode for server in procs if server.returncode != 0]:
             run.db_ok, run.db_note = False, f"server exit code {codes}; {run.db_note}"
         return run
-
-
-def _play(config: Config, servers: list[Server], bots: list[tuple[str, str]]) -> Run:
-    """The bots' figures, from a client process of their own (that dies: times out)."""
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        played = pool.apply_async(client_main, (config, servers, bots))
-        run: Run = played.get(120 + config.warmup + config.seconds + DRAIN_S)
-    return run
 
 
 async def check_db(db: str, prefix: str, run: Run) -> tuple[bool, str]:

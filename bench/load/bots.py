@@ -31,17 +31,14 @@ class Server:
     address: str  # host:port
     pid: int
 
-    def rss_mib(self) -> float:
-        """The server process's resident memory (``VmRSS``), in MiB."""
-        status = Path(f"/proc/{self.pid}/status").read_text()
-        return int(status.split("VmRSS:")[1].split()[0]) / 1024
-
-    def health(self) -> dict[str, Any]:
-        """``GET /healthz`` (blocking); empty when the server does not answer within 5 s."""
-        url = f"http://{self.address}/healthz"
+    def sample(self) -> tuple[float, dict[str, Any]]:
+        """Its resident memory (``VmRSS``) in MiB, and ``GET /healthz`` (blocking; empty when
+        it does not answer within 5 s)."""
+        status, url = Path(f"/proc/{self.pid}/status").read_text(), f"http://{self.address}/healthz"
+        rss = int(status.split("VmRSS:")[1].split()[0]) / 1024
         with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as r:
-            return dict(json.load(r))
-        return {}
+            return rss, dict(json.load(r))
+        return rss, {}
 
 
 def cpu_seconds(pid: int, command: str = "") -> float:
@@ -87,8 +84,7 @@ class _Bot:
         if kind == "moved":
             self.moved_seen += 1
             if msg["player"] == self.seat and msg["ply"] == self.pending_ply:
-                run.moves += 1
-                self.pending_ply = -1
+                run.moves, self.pending_ply = run.moves + 1, -1
                 if crowd.window[0] <= self.sent_at < crowd.window[1]:
                     run.window_moves += 1
                     run.client_ms.append((time.perf_counter() - self.sent_at) * 1000.0)
@@ -108,7 +104,7 @@ class _Bot:
             crowd.in_match += 1
             crowd.started(msg["match_id"], self.sought_at, self.moved_node)
             self.moved_node = False
-        elif kind == "redirect":
+        elif kind == "redirect":  # its match is on another node: it goes there
             self.moved_node = self.away = True
             self.wire.close()
             crowd.loop.create_task(self.connect(msg["url"]))
@@ -117,13 +113,12 @@ class _Bot:
             if self.seat == 0:  # each match counted once, by its first player
                 run.match_moves[msg["match_id"]] = self.moved_seen
                 run.window_ended += crowd.window[0] <= time.perf_counter() < crowd.window[1]
-            self.seat = -1
-            if self.away:  # back to its own node, as arena-bot goes
-                self.away = False
+            self.seat, away, self.away = -1, self.away, False
+            if not away:
+                self.seek()
+            else:  # back to its own node to seek, as arena-bot goes
                 self.wire.close()
                 crowd.loop.create_task(self.connect(self.home)).add_done_callback(self.seek)
-            else:
-                self.seek()
         elif kind == "error":
             run.errors[msg.get("code", "?")] += 1
 
@@ -151,8 +146,7 @@ class _Crowd:
             self.run.pair_ms[first[1] or moved].append((now - max(first[0], sought_at)) * 1e3)
 
     def cpu(self) -> tuple[float, ...]:
-        """CPU seconds so far: the servers, their children (SQLite writers), the bots, and
-        PostgreSQL's processes."""
+        """CPU seconds so far: servers, their children (SQLite writers), bots, PostgreSQL."""
         tasks = [t for s in self.servers for t in Path(f"/proc/{s.pid}/task").glob("*/children")]
         children = [int(pid) for task in tasks for pid in task.read_text().split()]
         pg = sum(cpu_seconds(int(p.name), "postgres") for p in Path("/proc").glob("[0-9]*"))
@@ -176,9 +170,8 @@ class _Crowd:
         while time.perf_counter() < self.window[1]:
             live.append(self.in_match / 2)
             if 0 < (done := config.soak_every * (len(run.soak) + 1)) <= len(run.match_moves):
-                health = await asyncio.to_thread(self.server.health)
-                minutes, rss = (time.perf_counter() - t0) / 60, self.server.rss_mib()
-                run.soak.append((done, minutes, rss, health))
+                rss, health = await asyncio.to_thread(self.server.sample)
+                run.soak.append((done, (time.perf_counter() - t0) / 60, rss, health))
                 print(f"  {done:,} matches finished: server RSS {rss:.1f} MiB", flush=True)
             await asyncio.sleep(0.1)
         closed = self.cpu()

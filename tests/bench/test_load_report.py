@@ -79,7 +79,7 @@ def test_repeated_configurations_get_a_median_row_and_a_count_of_runs_that_met()
 
 def test_a_cell_without_values_says_n_a() -> None:
     row = table([a_run(50_000, [])]).splitlines()[2].split()
-    assert row.count("n/a") == 7  # p50, p99, max, client p99, three pairing delays
+    assert row.count("n/a") == 6  # p50, p99, max, client p99, both pairing delays
     assert row[-2:] == ["OK", "missed"]
 
 
