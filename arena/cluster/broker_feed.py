@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 STATE_WAIT_S = 2.0
 """How long a watch waits for a match's retained state before ``no_such_match``."""
 
+IDLE_S = 600.0
+"""An unwatched remote match not heard of for this long is forgotten (its end was lost)."""
+
 EVENTS = f"{topics.PREFIX}/+/matches/+/events"
 RESULTS = f"{topics.PREFIX}/+/results"
 ORPHAN_REASON = "the server running the match stopped"
@@ -63,6 +66,7 @@ class _Feed:
     waiting: set[Watcher] = field(default_factory=set)
     """Watchers to be sent a snapshot first (its state was asked for)."""
     over: bool = False
+    heard_at: float = 0.0
 
     def __post_init__(self) -> None:
         self.events = deque(maxlen=self.buffer_size)
@@ -201,6 +205,9 @@ class BrokerFeed:
 
     def _event(self, game: str, match_id: str, payload: bytes) -> None:
         self.heard += 1
+        now = asyncio.get_running_loop().time()
+        if self.heard % 4096 == 0:
+            self._forget_idle(now)
         feed = self._live.get(match_id)
         if feed is None:
             if match_id in self._recent:
@@ -208,7 +215,7 @@ class BrokerFeed:
             feed = self._live[match_id] = _Feed(match_id, game, self._buffer_size)
             for watcher in self._all:
                 self._want_snapshot(feed, watcher)
-        feed.game = game
+        feed.game, feed.heard_at = game, now
         seq = _seq(payload)
         if seq <= feed.seq:
             return  # resent after a reconnect
@@ -217,6 +224,12 @@ class BrokerFeed:
             _send(watcher, payload)
         if b'"kind":"match_end"' in payload:
             self._finish(feed)
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop unwatched feeds whose end never came (events are QoS 0: one may be lost)."""
+        for match_id, feed in list(self._live.items()):
+            if feed.events and not (feed.watchers or feed.waiting) and now - feed.heard_at > IDLE_S:
+                del self._live[match_id]
 
     def _state(self, match_id: str, payload: bytes) -> None:
         feed = self._live.get(match_id)

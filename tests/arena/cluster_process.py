@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from sqlalchemy.engine import make_url
 from websockets.asyncio.client import ClientConnection, connect
 
 from protocol.messages import PROTOCOL_VERSION
-from tests.bots.arena_process import ENV, prioritise
+from tests.bots.arena_process import ENV, prioritise, terminate
 
 
 class Node:
@@ -66,15 +65,7 @@ class Node:
 
     async def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL after 20 s); the exit status."""
-        proc = self._proc
-        if proc is not None and proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), 20)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-        return None if proc is None else proc.returncode
+        return None if self._proc is None else await terminate(self._proc)
 
     async def kill(self) -> None:
         """SIGKILL: the node dies without a word to anyone."""
