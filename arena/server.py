@@ -281,6 +281,7 @@ class ArenaServer:
             tls = ssl_context is not None
             url = config.public_url or default_public_url(config.host, self.port, tls)
             await self.cluster.start(url)
+            self.health_extras["cluster"] = self.cluster.status
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )

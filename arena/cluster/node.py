@@ -108,6 +108,17 @@ class ClusterNode:
         self._spawn(self._sweeps(), "cluster-sweep")
         log.info("node %s joins the arena at %s", self.node_id, public_url)
 
+    def status(self) -> dict[str, object]:
+        """The node's part of ``/healthz``: its id and URL, passes through the shared queue,
+        bots redirected to other nodes, and this node's seeks waiting in the queue."""
+        return {
+            "node": self.node_id,
+            "public_url": self.public_url,
+            "queue_passes": self.queue.passes,
+            "redirected": self.redirects_sent,
+            "queued_seeks": self.queue.queued,
+        }
+
     async def close(self) -> None:
         """Stop listening (the supervisor cancels the tick and the sweeps)."""
         await self.channel.close()

@@ -149,6 +149,11 @@ class SharedSeekQueue:
         players = (a.bot, b.bot) if self._rng.random() < 0.5 else (b.bot, a.bot)
         return Pairing(a.game, players, a.time_control)
 
+    @property
+    def queued(self) -> int:
+        """This node's seeks that have a row in the table now (as of the last pass)."""
+        return len(self._inserted)
+
     def remote_seat(self, pairing: Pairing) -> RemoteSeat | None:
         """The player of ``pairing`` connected to another node, if one is."""
         return self._remote.get(pairing)

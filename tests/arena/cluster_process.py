@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,16 @@ class Node:
     def url(self) -> str:
         """The node's websocket URL."""
         return f"ws://127.0.0.1:{self.port}"
+
+    async def health(self) -> dict[str, Any]:
+        """The body of ``GET /healthz``."""
+
+        def fetch() -> dict[str, Any]:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as r:
+                body: dict[str, Any] = json.load(r)
+                return body
+
+        return await asyncio.to_thread(fetch)
 
     def log(self) -> str:
         """Everything the node logged so far."""

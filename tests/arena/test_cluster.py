@@ -7,16 +7,20 @@ Skipped, with the reason, where PostgreSQL is unreachable (``pg_url``).
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
 import pytest
 from cluster_process import Node, Spectator, query, wait_for_rows
 from mosquitto_fixture import MOSQUITTO, Mosquitto
-from serve_process import add_bots
+from serve_process import Bot, add_bots, pair_up
 from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixture)
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from protocol.games import new_game
+from protocol.messages import PROTOCOL_VERSION, CloseCode
 from tests.bots.arena_process import start_bot, stop_processes
 
 BOT_TIMEOUT_S = 60.0
@@ -86,6 +90,10 @@ async def test_bots_on_two_nodes_pair_across_them_and_every_match_is_stored_once
         # it stays, so their later matches need no move).
         for pair in (("a1", "b1"), ("a2", "b2")):
             assert any("redirected to ws://" in logs[name] for name in pair), logs
+        status = [(await node.health())["cluster"] for node in (a, b)]
+        assert [s["node"] for s in status] == ["a", "b"] and status[0]["public_url"] == a.url
+        assert sum(s["redirected"] for s in status) >= 2
+        assert not any(s["queued_seeks"] for s in status)
         assert await a.stop() == 0 and await b.stop() == 0
     assert await query(db, "SELECT id FROM nodes") == []  # both left cleanly
 
@@ -171,3 +179,30 @@ async def test_a_spectator_on_one_node_watches_and_resumes_a_match_hosted_by_ano
             await playing
     finally:
         broker.kill()
+
+
+async def test_a_bot_that_says_hello_to_another_node_is_redirected_to_its_match(
+    db: str, tmp_path: Path
+) -> None:
+    tokens = add_bots(db, tmp_path / "tokens", "x", "o")
+    async with Node(tmp_path, db, "a") as a, Node(tmp_path, db, "b") as b:
+        x, o = [await Bot.login(a.url, name, tokens[name]) for name in ("x", "o")]
+        await pair_up(x, o, game="connect4")
+        [row] = await wait_for_rows(db, "SELECT id, node_id FROM matches WHERE status = 'live'")
+        assert row["node_id"] == "a"
+        await o.ws.close()
+        # On b, o's hello is answered with where its match is, and the connection closed.
+        ws = await connect(b.url)
+        await ws.send(json.dumps({"type": "hello", "role": "bot", "version": PROTOCOL_VERSION,
+                                  "name": "o", "token": tokens["o"]}))  # fmt: skip
+        redirect = json.loads(await ws.recv())
+        assert redirect["type"] == "redirect", redirect
+        assert (redirect["url"], redirect["match_id"]) == (a.url, row["id"])
+        with pytest.raises(ConnectionClosed) as closed:
+            await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == CloseCode.REDIRECTED
+        # There, the match goes on.
+        again = await Bot.login(a.url, "o", tokens["o"])
+        assert (await again.expect("match_start"))["match_id"] == row["id"]
+        await again.ws.close()
+        await x.ws.close()
