@@ -206,3 +206,33 @@ async def test_a_bot_that_says_hello_to_another_node_is_redirected_to_its_match(
         assert (await again.expect("match_start"))["match_id"] == row["id"]
         await again.ws.close()
         await x.ws.close()
+
+
+@pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed")
+async def test_spectators_elsewhere_see_a_dead_node_s_match_end_aborted(
+    db: str, tmp_path: Path
+) -> None:
+    tokens = add_bots(db, tmp_path / "tokens", "x", "o")
+    broker = Mosquitto(tmp_path)
+    broker.start()
+    try:
+        async with (
+            Node(tmp_path, db, "a", "--pace-ms", "150", "--mqtt", broker.url) as a,
+            Node(tmp_path, db, "b", "--mqtt", broker.url) as b,
+        ):
+            bots = [(name, "connect4", f"{a.url},{b.url}", "2000") for name in tokens]
+            playing = asyncio.ensure_future(play(bots, tokens, games=1))
+            rows = await wait_for_rows(db, "SELECT id FROM matches WHERE status = 'live'")
+            spectator = await Spectator.watch(b.url, rows[0]["id"])
+            assert (await spectator.next())["type"] == "snapshot"
+            seen = (await spectator.next())["seq"]  # a move, then the host dies
+            await a.kill()
+            while (event := await spectator.next(timeout=15.0))["kind"] == "moved":
+                seen = event["seq"]  # published just before it died
+            assert event["type"] == "event" and event["kind"] == "match_end", event
+            assert event["seq"] == seen + 1 and event["end"]["termination"] == "aborted"
+            assert event["end"]["fault"] == "infrastructure" and not event["end"]["rated"]
+            await spectator.close()
+            await playing  # the bots play their match on b instead
+    finally:
+        broker.kill()
