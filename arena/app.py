@@ -87,6 +87,8 @@ class ArenaApp:
             await self.feed.start()
             self.server.hub.remote = self.feed
             cluster.orphans_ended = self.feed.orphans_ended
+        if self.publisher is not None and self.server.tournaments is not None:
+            self.server.tournaments.scheduler.subscribe(self.publisher)
         if self.publisher is not None:
             self.server.leaderboards.listen(self._publish_board)
             # Retain every board at once, so a dashboard has them before the first result.

@@ -4,8 +4,11 @@ The tree::
 
     ArenaError                          root of everything raised here
     ├── StartupError                    the server cannot start as configured (port, TLS, ...)
+    ├── ConfigError                     a config file key or value, or an ARENA_* variable, is wrong
+    ├── TournamentError                 a tournament cannot be created or changed as asked
     └── StoreError                      the persistence layer refused or failed
         ├── BotExistsError              a bot by that name is already registered
+        ├── InvalidBotNameError         a new bot's name breaks the name rule (also a ValueError)
         ├── NoSuchBotError              no active bot by that name
         ├── NoSuchMatchError            no match with that id
         ├── MatchAlreadyFinishedError   the match was already finished or aborted
@@ -37,12 +40,25 @@ class StoreError(ArenaError):
 class BotExistsError(StoreError):
     """A bot with this name is already registered (removed bots keep their name)."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"a bot named {name!r} already exists")
+    def __init__(self, name: str, hint: str = "") -> None:
+        super().__init__(f"a bot named {name!r} already exists" + (f"; {hint}" if hint else ""))
         self.name = name
+        self.hint = hint
 
-    def __reduce__(self) -> tuple[type[BotExistsError], tuple[str]]:
-        return type(self), (self.name,)
+    def __reduce__(self) -> tuple[type[BotExistsError], tuple[str, str]]:
+        return type(self), (self.name, self.hint)
+
+
+class InvalidBotNameError(StoreError, ValueError):
+    """A new bot's name breaks the rule (``protocol.messages.values.BOT_NAME_RULE``)."""
+
+    def __init__(self, name: str, rule: str) -> None:
+        super().__init__(f"{name!r} is not a valid bot name: use {rule}")
+        self.name = name
+        self.rule = rule
+
+    def __reduce__(self) -> tuple[type[InvalidBotNameError], tuple[str, str]]:
+        return type(self), (self.name, self.rule)
 
 
 class NoSuchBotError(StoreError):
@@ -155,3 +171,14 @@ class EndNotCommittedError(StoreError):
 
 class StartupError(ArenaError):
     """The server cannot start as configured; the message is one line a person can act on."""
+
+
+class ConfigError(ArenaError):
+    """A config file, one of its keys or values, or an ``ARENA_*`` variable is unusable.
+
+    The message is one line naming the file and key (or the variable).
+    """
+
+
+class TournamentError(ArenaError):
+    """A tournament cannot be created or changed as asked; the message is one line."""

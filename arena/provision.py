@@ -10,9 +10,10 @@ hash of each token, so a launcher remembers tokens in a private file (mode
     # action: "kept" (the remembered token works), "added" (new bot),
     #         "reissued" (the bot existed but the token was lost: a new one replaces it)
 
-Reissuing also reactivates a removed bot: a launcher that is told to run a
-bot wants it playing. Errors: ``ValueError`` for an invalid name (from the
-store), ``OSError`` when a token file cannot be written.
+Reissuing (``Store.reset_token``) also reactivates a removed bot: a launcher
+that is told to run a bot wants it playing. Errors: ``InvalidBotNameError``
+(a ``ValueError``) for an invalid name, ``OSError`` when a token file cannot
+be written.
 """
 
 from __future__ import annotations
@@ -22,12 +23,8 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from sqlalchemy import update
-
 from arena.errors import BotExistsError
 from arena.store import Store
-from arena.store.models import Bot
-from arena.store.store import hash_token, new_token
 
 Action = Literal["kept", "added", "reissued"]
 
@@ -42,24 +39,7 @@ async def ensure_bot(store: Store, name: str, token: str | None = None) -> tuple
     try:
         return await store.add_bot(name), "added"
     except BotExistsError:
-        return await reissue_token(store, name), "reissued"
-
-
-async def reissue_token(store: Store, name: str) -> str:
-    """Give the existing bot ``name`` a fresh token (and reactivate it); returns the token.
-
-    The store has no call for this (tokens are normally shown once, and a lost
-    one means remove + re-add under a new name), so it is one UPDATE through the
-    store's engine, in its own write transaction (``BEGIN IMMEDIATE`` on SQLite).
-    """
-    token = new_token()
-    async with store.engine.begin() as connection:
-        result = await connection.execute(
-            update(Bot).where(Bot.name == name).values(token_hash=hash_token(token), active=True)
-        )
-    if result.rowcount != 1:
-        raise LookupError(f"no bot named {name!r}")
-    return token
+        return await store.reset_token(name, reactivate=True), "reissued"
 
 
 def write_private(path: Path, text: str) -> None:

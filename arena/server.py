@@ -39,14 +39,16 @@ import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena import runtime
+from arena.activity import MatchActivity
 from arena.cluster import ClusterNode, default_public_url
 from arena.errors import StartupError
 from arena.leaderboard import Leaderboards
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
+from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
 from arena.net.api import ArenaApi
 from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
@@ -72,6 +74,9 @@ from protocol.messages import (
     TimeControl,
 )
 
+if TYPE_CHECKING:
+    from arena.tournaments.service import TournamentService
+
 log = logging.getLogger(__name__)
 
 
@@ -91,6 +96,9 @@ class ArenaConfig:
     ping_interval_s: float = 5.0
     """Websocket pings measure each bot's round trip, credited back on its clock."""
     ping_timeout_s: float = 20.0
+    login_recheck_s: float = 2.0
+    """How often the bots online are checked against the database: a bot removed, or whose
+    token was reset (``arena bots``), is disconnected within this time."""
     rate_per_s: float = RATE_LIMIT_PER_S
     rate_burst: int = RATE_LIMIT_BURST
     max_protocol_errors: int = 20
@@ -123,6 +131,8 @@ class ArenaConfig:
     """Where the recovery journal goes (default: next to a SQLite file; see the store)."""
     public_url: str | None = None
     """Several nodes: where bots reach this one (default ``ws(s)://host:port``)."""
+    summary_interval_s: float = SUMMARY_EVERY_S
+    """How often the log gets a summary line (``arena.metrics``); 0 for never."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -158,6 +168,9 @@ class ArenaServer:
         self._clock: Clock = clock or MonotonicClock()
         self.supervisor = Supervisor()
         self.hub = SpectatorHub(sink, self.config.spectator_buffer)
+        self.activity = MatchActivity()
+        """Match start and end log lines, and the counts ``/metrics`` reports."""
+        self.metrics = ArenaMetrics(self)
         self.router = router or Router()
         add_viewer_routes(self.router)
         self.lobby = Lobby(
@@ -175,6 +188,8 @@ class ArenaServer:
         self._stopping = False
         self._stopped = asyncio.Event()
         self._started_at = time.time()
+        self.tournaments: TournamentService | None = None
+        """The tournament scheduler and its admin token, once started."""
 
     # The parts, once started ------------------------------------------------------
 
@@ -204,6 +219,11 @@ class ArenaServer:
     def api(self) -> ArenaApi:
         """The read-only queries and the JSON API."""
         return self._started()[3]
+
+    @property
+    def loop_lag(self) -> runtime.LoopLag:
+        """How late the event loop runs (``/healthz``, ``/metrics``)."""
+        return self._lag
 
     @property
     def leaderboards(self) -> Leaderboards:
@@ -260,6 +280,12 @@ class ArenaServer:
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
+        self.metrics.add_routes(self.router)
+        # Imported here: the statistics behind tournaments take a while to import, and
+        # every ``arena`` command imports this module.
+        from arena.tournaments.service import attach_tournaments
+
+        self.tournaments = attach_tournaments(self)
         self._listener = Listener(
             host=config.host,
             port=config.port,
@@ -285,6 +311,13 @@ class ArenaServer:
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
+
+        def recheck_logins() -> None:
+            self.supervisor.spawn(gateway.recheck_logins(), "login-recheck")
+
+        self.supervisor.every(config.login_recheck_s, recheck_logins, "login-recheck")
+        if config.summary_interval_s > 0:
+            self.supervisor.every(config.summary_interval_s, self.metrics.summary, "summary")
         runtime.gc_pauses.install()
         self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"
@@ -307,7 +340,7 @@ class ArenaServer:
         )
         registry = MatchRegistry(
             store,
-            observer=ObserverGroup(self.hub, leaderboards),
+            observer=ObserverGroup(self.hub, leaderboards, self.activity),
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),

@@ -69,9 +69,12 @@ def analysis_from(info: SearchInfo | None) -> Analysis | None:
         return None
     # Most visited first, so the cut to the protocol's limit keeps what matters.
     ranked = sorted(info.moves, key=lambda stat: -stat[1])[:MAX_ANALYSIS_MOVES]
+    nodes = info.counts == "nodes"
     return Analysis(
-        simulations=info.simulations,
-        sims_per_s=_finite(info.sims_per_s, 1),
+        simulations=None if nodes else info.simulations,
+        sims_per_s=None if nodes else _finite(info.sims_per_s, 1),
+        nodes=info.simulations if nodes else None,
+        nodes_per_s=_finite(info.sims_per_s, 1) if nodes else None,
         value=_finite(info.value, 4),
         depth=info.depth,
         moves=tuple(

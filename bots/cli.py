@@ -8,7 +8,9 @@ bots list
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 
@@ -100,9 +102,17 @@ def _list() -> int:
     for kind in STRATEGIES:
         cls = strategy_class(kind)
         options = ", ".join(f"{name}:{typ.__name__}" for name, typ in cls.OPTIONS.items())
-        doc = (cls.__doc__ or "").strip().splitlines()[0]
-        print(f"{kind:<12} {doc}\n{'':<12} options: {options or 'none'}")
+        indent, pad = f"{kind:<12} ", " " * 13
+        for text in (plain_summary(cls.__doc__), f"options: {options or 'none'}"):
+            print(textwrap.fill(text, 88, initial_indent=indent, subsequent_indent=pad))
+            indent = pad
     return 0
+
+
+def plain_summary(docstring: str | None) -> str:
+    """A docstring's first paragraph on one line, without reStructuredText markup."""
+    paragraph = " ".join((docstring or "").strip().split("\n\n")[0].split())
+    return re.sub(r"(?::\w+:)?`{1,2}([^`]+)`{1,2}", r"\1", paragraph)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

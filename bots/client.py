@@ -598,7 +598,7 @@ class BotClient:
                         id=f"challenge-{next(self._ids)}",
                     )
                 )
-        elif not self._seek_pending:
+        elif config.seek and not self._seek_pending:
             self._seek_pending = True
             self._post(
                 Seek(

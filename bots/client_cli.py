@@ -116,6 +116,10 @@ def _parser() -> argparse.ArgumentParser:
         help="accept challenges for --game (default: yes)",
     )
     parser.add_argument(
+        "--seek", action=argparse.BooleanOptionalAction, default=True,
+        help="seek matches (default: yes; --no-seek waits for challenges, e.g. a tournament's)",
+    )
+    parser.add_argument(
         "--no-analysis", action="store_true", help="do not send search statistics with moves"
     )
     parser.add_argument(
@@ -195,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_matches=args.max_matches,
         accept_challenges=args.accept_challenges,
         challenge=args.challenge,
+        seek=args.seek,
         retry_max_s=args.retry_max,
         ca_file=args.ca_file,
         insecure=args.insecure,

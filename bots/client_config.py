@@ -41,6 +41,8 @@ class ClientConfig:
     max_matches: int = 1
     accept_challenges: bool = True
     challenge: str | None = None
+    seek: bool = True
+    """False: never seek; play only the challenges accepted (a tournament's bots)."""
     retry_initial_s: float = 0.5
     retry_max_s: float = 10.0
     challenge_retry_s: float = 2.0

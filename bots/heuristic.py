@@ -78,6 +78,7 @@ class GreedyStrategy(Strategy):
             elapsed_s=time.perf_counter() - start,
             value=_to_value(best),
             depth=1,
+            counts="nodes",
         )
         return move
 
@@ -255,6 +256,7 @@ class AlphaBetaStrategy(Strategy):
             elapsed_s=time.perf_counter() - start,
             value=_to_value(score),
             depth=depth,
+            counts="nodes",
         )
         return move
 

@@ -21,6 +21,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -115,14 +116,16 @@ def search_task(
     heavy: bool,
     engine: str,
     max_nodes: int,
+    stop: Callable[[], bool] | None = None,
 ) -> RootStats:
-    """One search of ``state``; runs in a pool worker or in process."""
+    """One search of ``state``; runs in a pool worker or in process (``stop``: see
+    ``kernels.kernel_search``; the Python engine ignores it)."""
     if engine == "python":
         return python_search(state, simulations, time_s, exploration, seed, heavy)
     from bots import kernels
 
     t, done, elapsed = kernels.kernel_search(
-        state, simulations, time_s, exploration, seed, heavy, max_nodes
+        state, simulations, time_s, exploration, seed, heavy, max_nodes, stop
     )
     first, count = int(t.first_child[0]), int(t.n_children[0])
     order = sorted(range(first, first + count), key=lambda k: int(t.move[k]))

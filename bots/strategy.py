@@ -27,7 +27,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from bots.budget import Budget
 from protocol.games import GAMES, GameState
@@ -53,7 +53,8 @@ class SearchError(StrategyError):
 class SearchInfo:
     """What the last search saw.
 
-    ``simulations`` counts MCTS simulations (playouts) or alpha-beta nodes;
+    ``simulations`` counts MCTS simulations (playouts) or, when ``counts`` is
+    ``"nodes"``, the positions a node-counting search visited (alpha-beta, the solver);
     ``value`` is the root value for the player to move in [-1, 1] (None when
     the strategy has none); ``depth`` the completed alpha-beta depth;
     ``moves`` the MCTS root children as ``(move, visits, mean value)``, the
@@ -66,6 +67,8 @@ class SearchInfo:
     depth: int | None = None
     moves: tuple[tuple[int, int, float], ...] = ()
     workers: int = 1
+    counts: Literal["simulations", "nodes"] = "simulations"
+    """What ``simulations`` counts, so the report is labelled truly."""
 
     @property
     def sims_per_s(self) -> float:
@@ -158,6 +161,7 @@ _REGISTRY: dict[str, str] = {
     "mcts-heavy": "bots.mcts:HeavyMCTSStrategy",
     "greedy": "bots.heuristic:GreedyStrategy",
     "alphabeta": "bots.heuristic:AlphaBetaStrategy",
+    "solver": "bots.solver_strategy:SolverStrategy",
 }
 
 STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)

@@ -260,7 +260,7 @@ def test_provision_is_idempotent_and_repairs_a_lost_token(
     out = capsys.readouterr().out
     assert "bot random: reissued" in out and "bot alphabeta: kept" in out
     assert (tokens / "random").read_text() != first["random"]
-    assert arena_main([*base, "../escape"]) == 1  # a name is a file name here: refused
+    assert arena_main([*base, "../escape"]) == 2  # a name is a file name here: refused
     # Without --token-dir an existing bot is left alone (its token cannot be shown again).
     assert arena_main(["bots", "add", "--if-missing", "--db", db, "random"]) == 0
     assert "already registered" in capsys.readouterr().out

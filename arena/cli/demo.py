@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -169,6 +170,7 @@ class BotProcess:
             stderr=output,
             env=self._env,
             start_new_session=True,
+            preexec_fn=_terminate_with_parent,
         )
 
     async def stop(self, timeout: float = BOT_STOP_TIMEOUT_S) -> int | None:
@@ -191,6 +193,21 @@ class BotProcess:
         assert self._proc is not None
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, sig)
+
+
+def _terminate_with_parent() -> None:
+    """In the child before it runs: SIGTERM when the launcher dies (Linux's PR_SET_PDEATHSIG).
+
+    A launcher killed outright (SIGKILL) cannot stop its bots, and a bot without
+    its server would retry connecting forever.
+    """
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option: the signal a process gets when its parent thread exits (linux/prctl.h)."""
 
 
 def bot_argv(name: str, spec: str, url: str, game: str, move_ms: int) -> list[str]:
@@ -304,7 +321,8 @@ def _rated_matches(entries: list[dict[str, Any]]) -> int:
     return sum(int(e["games"]) for e in entries) // 2
 
 
-def _configure_logging(path: Path) -> None:
+def log_to_file(path: Path) -> None:
+    """Send the arena's log (INFO and up) to ``path`` as well."""
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s arena %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
@@ -319,7 +337,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
     if not files.is_dir():
         # The database's own directory: a typo here must not create directories.
         raise DatabaseOpenError(mask_url(options.db_url), f"directory {files} does not exist")
-    _configure_logging(files / LOG_FILE)
+    log_to_file(files / LOG_FILE)
     config = ArenaConfig(
         host=options.host,
         port=options.port,
@@ -343,7 +361,7 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
         print("hint: another arena may be running; try --port 0 (any free port)", file=sys.stderr)
         return 1
     run = _DemoRun(app, options, out or sys.stdout, files)
-    undo = _install_signals(run.stop)
+    undo = install_stop_signals(run.stop)
     final: list[dict[str, Any]] = []
     try:
         await run.start_bots()
@@ -360,7 +378,8 @@ async def run_demo(options: DemoOptions, out: TextIO | None = None) -> int:
     return 0
 
 
-def _install_signals(stop: asyncio.Event) -> Callable[[], None]:
+def install_stop_signals(stop: asyncio.Event) -> Callable[[], None]:
+    """Set ``stop`` on SIGINT, SIGTERM and SIGHUP; returns the function that undoes it."""
     loop = asyncio.get_running_loop()
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     for sig in signals:
@@ -373,7 +392,7 @@ def _install_signals(stop: asyncio.Event) -> Callable[[], None]:
     return undo
 
 
-def _client_host(host: str) -> str:
+def client_host(host: str) -> str:
     """Where a local client connects when the server listens on ``host``."""
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
@@ -391,7 +410,7 @@ class _DemoRun:
         self.stop = asyncio.Event()
         self.started = time.monotonic()
         self.started_total = 0
-        host = _client_host(options.host)
+        host = client_host(options.host)
         self.viewer_url = f"http://{host}:{app.server.port}/"
         self.ws_url = f"ws://{host}:{app.server.port}"
 
@@ -464,7 +483,7 @@ class _DemoRun:
             elapsed_s=time.monotonic() - self.started,
             rated_total=total,
             rated_this_run=total - self.started_total,
-            live=len(self.app.server.api.live_matches_json()),
+            live=len(self.app.server.registry),
             entries=entries,
             exited={b.name: code for b in self.bots if (code := b.returncode) is not None},
             log_path=self.log_path,

@@ -5,16 +5,20 @@ Every subcommand that touches the database takes ``--db URL`` (default:
 plain file path means a SQLite file)::
 
     arena serve --host 127.0.0.1 --port 8765 --move-ms 1000 --bank-ms 0 --grace-s 30 \\
-        [--mqtt mqtt://127.0.0.1:1883] [--tls-cert FILE --tls-key FILE]
+        [--mqtt mqtt://127.0.0.1:1883] [--tls-cert FILE --tls-key FILE] [--config arena.toml]
     arena demo [--game connect4] [--bots random,mcts-200] [--duration 60] [--mqtt URL]
     arena watch [MATCH_ID] [--url ws://127.0.0.1:8765] [--follow]
     arena bots add NAME...        # prints each bot's token, once
     arena bots add --if-missing --token-dir DIR NAME...   # idempotent, tokens in DIR/NAME
     arena bots list
-    arena bots remove NAME
+    arena bots remove NAME        # it can no longer log in; `bots add NAME` brings it back
+    arena bots token NAME --reset # a new token, printed once; the old one stops working
     arena leaderboard --game connect4 [--server http://127.0.0.1:8765 | ws://...]
     arena h2h BOT OPPONENT --game connect4
     arena ratings rebuild
+    arena export --game connect4 [--bot NAME] [--since DATE] [--format jsonl|moves]
+    arena tournament create|list|status|pause|resume|cancel|export|run ...
+    arena ladder --game connect4 [--sims 50,100,...] [--games-per-pair 40]
 
 Each command lives in its own module with a ``register`` function (``COMMANDS``).
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
@@ -28,7 +32,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import bots, demo, ratings, serve, watch
+from arena.cli import bots, demo, export, ladder, ratings, serve, tournament, watch
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -38,6 +42,9 @@ COMMANDS: tuple[Register, ...] = (
     watch.register,
     bots.register,
     ratings.register,
+    export.register,
+    tournament.register,
+    ladder.register,
 )
 """Every subcommand, in the order ``--help`` lists them."""
 

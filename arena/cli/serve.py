@@ -5,93 +5,151 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 
-from arena import runtime
+from arena import logs, runtime
 from arena.app import ArenaApp
-from arena.cli.common import Subparsers
+from arena.cli.common import Subparsers, db_url
+from arena.cli.config import Option, add_options, resolve
+from arena.cli.demo import client_host
+from arena.play.referee import DEFAULT_GRACE_S
 from arena.server import ArenaConfig
+from arena.store import DEFAULT_URL
+from arena.tournaments.admin import AdminFile, admin_file_path
+
+DEFAULTS = ArenaConfig()
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "db",
+        str,
+        DEFAULT_URL,
+        "database URL or SQLite file path",
+        metavar="URL",
+        path=True,
+        convert=db_url,
+    ),
+    Option("host", str, DEFAULTS.host, "address to listen on"),
+    Option("port", int, DEFAULTS.port, "port to listen on; 0 picks a free port"),
+    Option("move-ms", int, DEFAULTS.move_ms, "default per-move time of seeks and challenges"),
+    Option("bank-ms", int, DEFAULTS.bank_ms, "default time bank"),
+    Option("grace-s", float, DEFAULT_GRACE_S, "reconnect grace window in seconds"),
+    Option(
+        "pace-ms",
+        int,
+        DEFAULTS.pace_ms,
+        "pause between a move and the next turn, on nobody's clock (for spectators)",
+    ),
+    Option("k-factor", float, DEFAULTS.k_factor, "Elo K factor"),
+    Option(
+        "pairing-window",
+        float,
+        DEFAULTS.pairing_window_s,
+        "seconds seeks gather before a pairing pass",
+        metavar="SECONDS",
+    ),
+    Option(
+        "db-writer",
+        str,
+        "process",
+        "SQLite: write moves and results from a separate process or the server's own",
+        choices=("process", "inline"),
+    ),
+    Option("mqtt", str, None, "publish live events to this MQTT broker", metavar="URL"),
+    Option(
+        "tls-cert",
+        str,
+        None,
+        "PEM certificate chain: serve wss:// and https://",
+        metavar="FILE",
+        path=True,
+    ),
+    Option("tls-key", str, None, "PEM private key of --tls-cert", metavar="FILE", path=True),
+    Option(
+        "allowed-origins",
+        str,
+        "",
+        "comma-separated browser origins (besides the server's own) allowed to open a "
+        "websocket, e.g. https://arena.example.org",
+        metavar="ORIGINS",
+        items=True,
+    ),
+    Option(
+        "trust-proxy",
+        bool,
+        False,
+        "take client addresses from X-Forwarded-For (only behind your own reverse proxy)",
+    ),
+    Option("node-id", str, None, "this server's node id in the database (default host-pid-random)"),
+    Option(
+        "allow-multi-node",
+        bool,
+        False,
+        "PostgreSQL only: serve one arena from several nodes sharing the database "
+        "(docs/scaling.md)",
+    ),
+    Option(
+        "public-url",
+        str,
+        None,
+        "with --allow-multi-node: where bots reach this node, for redirects from the others "
+        "(default ws://HOST:PORT, wss:// with TLS)",
+        metavar="URL",
+    ),
+    Option(
+        "journal",
+        str,
+        None,
+        "recovery journal for results not stored at shutdown (default: next to the SQLite "
+        "file; see docs/operations.md)",
+        metavar="FILE",
+        path=True,
+    ),
+    Option("log-level", str, "info", "least severe log records shown", choices=logs.LEVELS),
+    Option(
+        "log-format",
+        str,
+        "text",
+        "log lines for people (text) or one JSON object per line (json)",
+        choices=logs.FORMATS,
+    ),
+    Option(
+        "summary-interval",
+        float,
+        DEFAULTS.summary_interval_s,
+        "seconds between the log's summary lines; 0 for none",
+        metavar="SECONDS",
+    ),
+)
+"""Every option of ``arena serve``; each also has an ``ARENA_*`` variable and a file key."""
 
 
 def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
-    """Add ``arena serve``."""
-    serve = commands.add_parser("serve", parents=[common], help="run the arena server")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    serve.add_argument("--move-ms", type=int, default=1000, help="default per-move time")
-    serve.add_argument("--bank-ms", type=int, default=0, help="default time bank")
-    serve.add_argument("--grace-s", type=float, default=30.0, help="reconnect grace window")
-    serve.add_argument(
-        "--pace-ms",
-        type=int,
-        default=0,
-        help="pause between a move and the next turn, on nobody's clock (for spectators)",
+    """Add ``arena serve`` (its own ``--db``: it follows the config precedence too)."""
+    serve = commands.add_parser(
+        "serve",
+        help="run the arena server",
+        description="Run the arena server until SIGINT or SIGTERM. Every option can also be "
+        "set in a TOML file (--config) or an ARENA_* environment variable; see "
+        "docs/operations.md.",
     )
-    serve.add_argument("--k-factor", type=float, default=32.0, help="Elo K factor")
+    add_options(serve, OPTIONS)
     serve.add_argument(
-        "--pairing-window",
-        type=float,
-        default=ArenaConfig().pairing_window_s,
-        help="seconds seeks gather before a pairing pass (default %(default)s)",
+        "-v",
+        "--verbose",
+        dest="log_level",
+        action="store_const",
+        const="debug",
+        help="the same as --log-level debug",
     )
-    serve.add_argument(
-        "--db-writer",
-        choices=("process", "inline"),
-        default="process",
-        help="SQLite: write moves and results from a separate process (default) or the server's",
-    )
-    serve.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
-    serve.add_argument(
-        "--tls-cert", metavar="FILE", help="PEM certificate chain: serve wss:// and https://"
-    )
-    serve.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
-    serve.add_argument(
-        "--allowed-origins",
-        metavar="ORIGINS",
-        default="",
-        help="comma-separated browser origins (besides the server's own) allowed to open a "
-        "websocket, e.g. https://arena.example.org",
-    )
-    serve.add_argument(
-        "--trust-proxy",
-        action="store_true",
-        help="take client addresses from X-Forwarded-For (only behind your own reverse proxy)",
-    )
-    serve.add_argument(
-        "--node-id", help="this server's node id in the database (default: host-pid-random)"
-    )
-    serve.add_argument(
-        "--allow-multi-node",
-        action="store_true",
-        help="PostgreSQL only: serve one arena from several nodes sharing the database "
-        "(docs/scaling.md)",
-    )
-    serve.add_argument(
-        "--public-url",
-        metavar="URL",
-        help="with --allow-multi-node: where bots reach this node, for redirects from the "
-        "others (default ws://HOST:PORT, wss:// with TLS)",
-    )
-    serve.add_argument(
-        "--journal",
-        metavar="FILE",
-        help="recovery journal for results not stored at shutdown (default: next to the "
-        "SQLite file; see docs/operations.md)",
-    )
-    serve.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-
-    serve.set_defaults(run=lambda args: runtime.run(_serve(args)))
+    serve.set_defaults(run=lambda args: runtime.run(_serve(resolve(args, OPTIONS))))
 
 
-async def _serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    # Migrations say what they do only when asked: every start runs them.
-    logging.getLogger("alembic").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-    config = ArenaConfig(
+def server_config(args: argparse.Namespace) -> ArenaConfig:
+    """The ``ArenaConfig`` of resolved ``arena serve`` arguments."""
+    return ArenaConfig(
         host=args.host,
         port=args.port,
         db_url=args.db,
@@ -110,7 +168,13 @@ async def _serve(args: argparse.Namespace) -> int:
         allow_multi_node=args.allow_multi_node,
         journal_path=args.journal,
         public_url=args.public_url,
+        summary_interval_s=args.summary_interval,
     )
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    logs.configure(args.log_level, args.log_format)
+    config = server_config(args)
     try:
         app = ArenaApp(config, mqtt_url=args.mqtt)
     except ValueError as exc:
@@ -130,11 +194,29 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig.name)
     scheme = "wss" if config.tls_cert else "ws"
+    admin = _write_admin_file(app, config, "https" if config.tls_cert else "http")
     print(f"arena listening on {scheme}://{config.host}:{app.server.port}", flush=True)
     stopped = asyncio.ensure_future(app.server.wait_stopped())
     signalled = asyncio.ensure_future(stop.wait())
     await asyncio.wait((stopped, signalled), return_when=asyncio.FIRST_COMPLETED)
     signalled.cancel()
     lost_lease = stopped.done()  # the server stopped by itself: its lease was lost
-    await app.stop("server shutting down")
+    try:
+        await app.stop("server shutting down")
+    finally:
+        admin.remove(admin_file_path(config.db_url))
     return 2 if lost_lease else 0
+
+
+def _write_admin_file(app: ArenaApp, config: ArenaConfig, scheme: str) -> AdminFile:
+    """Write the admin file ``arena tournament`` commands find (``arena.tournaments.admin``)."""
+    service = app.server.tournaments
+    assert service is not None
+    url = f"{scheme}://{client_host(config.host)}:{app.server.port}"
+    admin = AdminFile(service.admin_token, url, os.getpid())
+    path = admin_file_path(config.db_url)
+    try:
+        admin.write(path)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("cannot write the admin file %s: %s", path, exc)
+    return admin

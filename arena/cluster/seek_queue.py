@@ -142,7 +142,7 @@ class SharedSeekQueue:
             if seek.order not in self._inserted and self._has_capacity(seek.bot)
         ]
         pairs = closest_pairs(fresh)
-        self._lobby.withdraw({seek.order for pair in pairs for seek in pair})
+        self._lobby.remove_seeks({seek.order for pair in pairs for seek in pair})
         return [self._pairing(a, b) for a, b in pairs]
 
     def _pairing(self, a: Seek, b: Seek) -> Pairing:
@@ -167,7 +167,7 @@ class SharedSeekQueue:
     def taken(self, bot: str) -> None:
         """Another node paired ``bot``: its seeks here are over."""
         orders = {seek.order for seek in self._lobby.seeks if seek.bot == bot}
-        self._lobby.withdraw(orders)
+        self._lobby.remove_seeks(orders)
         for order in orders:
             self._inserted.pop(order, None)
             self._vanished.pop(order, None)
@@ -281,5 +281,5 @@ class SharedSeekQueue:
                 else:
                     self._remote[pairing] = RemoteSeat(row.seek.bot, row.node_id)
             pairings.append(pairing)
-        self._lobby.withdraw(done)
+        self._lobby.remove_seeks(done)
         return pairings

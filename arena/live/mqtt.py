@@ -228,6 +228,16 @@ class MqttPublisher:
             payload = _json({"game": game, "entries": list(entries)})
             self._put(topics.leaderboard(game), payload, 1, True)
 
+    def tournament_state(self, tournament_id: int, status: Mapping[str, Any]) -> None:
+        """Retain a tournament's status object on ``arena/v1/tournament/<id>/state``."""
+        with self._guard("tournament_state"):
+            self._put(topics.tournament_state(tournament_id), _json(status), 1, True)
+
+    def tournament_event(self, tournament_id: int, event: Mapping[str, Any]) -> None:
+        """Publish one tournament event (QoS 1) on ``arena/v1/tournament/<id>/events``."""
+        with self._guard("tournament_event"):
+            self._put(topics.tournament_events(tournament_id), _json(event), 1, False)
+
     def status(self) -> dict[str, Any]:
         """The link's health for ``/healthz``: connection, counters, last error."""
         return {

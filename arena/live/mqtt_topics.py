@@ -28,7 +28,8 @@ MAX_SEGMENT = 128
 """Longest game name or match id accepted in a topic."""
 
 _FORBIDDEN = frozenset("/+#\x00")
-_RESERVED_GAMES = frozenset({"server"})  # ``arena/v1/server/...`` is the server's own subtree
+# ``arena/v1/server/...`` and ``arena/v1/tournament/...`` are the arena's own subtrees.
+_RESERVED_GAMES = frozenset({"server", "tournament"})
 
 
 def _segment(value: str, what: str) -> str:
@@ -67,6 +68,16 @@ def results(game: str) -> str:
 def leaderboard(game: str) -> str:
     """A game's leaderboard (QoS 1, retained)."""
     return f"{PREFIX}/{_game(game)}/leaderboard"
+
+
+def tournament_state(tournament_id: int) -> str:
+    """A tournament's status object (QoS 1, retained)."""
+    return f"{PREFIX}/tournament/{int(tournament_id)}/state"
+
+
+def tournament_events(tournament_id: int) -> str:
+    """A tournament's events: games ended, pairs completed, status changes (QoS 1)."""
+    return f"{PREFIX}/tournament/{int(tournament_id)}/events"
 
 
 @dataclass(frozen=True, slots=True)

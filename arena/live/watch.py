@@ -11,8 +11,8 @@ see ``docs/protocol.md``), keeps the match's moves, position and clocks from
 the ``snapshot`` and the numbered ``event``s, and draws the board with the
 game's own ``render()``. On a terminal the screen is redrawn in place (plain
 ANSI); otherwise (a pipe, a file) every new position is printed below the last.
-Move numbers are the protocol's (connect4: columns 0-6; the board's labels
-count from 1).
+Moves are shown as the protocol numbers them (connect4: columns 0-6, the
+numbers under the board).
 
 Without a match id it watches every live match, picks the first snapshot that
 arrives, then narrows the subscription to that match (``unwatch`` everything,
@@ -129,12 +129,28 @@ def render(view: MatchView) -> str:
         ),
         f"moves ({len(view.moves)}): " + (" ".join(map(str, view.moves)) or "-"),
     ]
-    if view.analysis is not None and view.analysis.simulations is not None:
-        value = "" if view.analysis.value is None else f", value {view.analysis.value:+.2f}"
-        lines.append(f"last search: {view.analysis.simulations} simulations{value}")
+    search = describe_search(view.analysis)
+    if search:
+        lines.append(f"last search: {search}")
     if view.end is not None:
         lines.append(describe_end(view.players, view.end))
     return "\n".join(lines)
+
+
+def describe_search(analysis: Analysis | None) -> str:
+    """What the last mover reported about its search, each count named for what it counts."""
+    if analysis is None:
+        return ""
+    parts = [
+        f"{count} {unit}"
+        for count, unit in ((analysis.simulations, "simulations"), (analysis.nodes, "nodes"))
+        if count is not None
+    ]
+    if analysis.depth is not None:
+        parts.append(f"depth {analysis.depth}")
+    if analysis.value is not None:
+        parts.append(f"value {analysis.value:+.2f}")
+    return ", ".join(parts)
 
 
 def describe_end(players: tuple[str, str], end: MatchEnd) -> str:

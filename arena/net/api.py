@@ -4,13 +4,15 @@ Routes (all ``GET``, answered as JSON; other methods get ``405``)::
 
     GET /healthz                    server status; 503 while results cannot be stored
     GET /api/leaderboard?game=NAME  fitted ratings with intervals and online flags
-    GET /api/matches?status=live    live matches (other statuses from the store)
+    GET /api/matches?status=&game=&bot=&limit=&before=
+                                    matches newest first, a page at a time (``paging``)
     GET /api/matches/ID             one match with its moves
     GET /api/h2h?game=G&a=X&b=Y     two bots' record, Elo estimate and LOS (``ratings_api``)
     GET /api/bots/NAME              a bot's ratings, history, opponents, matches (``ratings_api``)
 
 Leaderboards come from the cached boards of ``arena.leaderboard`` (refitted
-when results commit, never per request).
+when results commit, never per request). Every response body is described
+by ``protocol/http-schema.json`` (see ``docs/http.md``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Protocol
 
 from arena.leaderboard import Board, BotProfiles, Leaderboards
 from arena.net.http import HttpRequest, HttpResponse, Router, json_error, json_response, to_jsonable
+from arena.net.paging import BadQuery, MatchQuery, encode_cursor
 from arena.net.ratings_api import RatingsApi
 from arena.play.registry import MatchRegistry
 from arena.store import Store
@@ -67,25 +70,30 @@ class ArenaApi:
         """A built board's rows as JSON objects, with online flags as of now."""
         return [entry.to_dict() for entry in board.entries(self._is_online)]
 
-    def live_matches_json(self) -> list[dict[str, Any]]:
-        """One summary per live match, for ``/api/matches?status=live``."""
-        return [
-            {
-                "id": m.match_id,
-                "game": m.game,
-                "players": list(m.players),
-                "move_ms": m.time_control.move_ms,
-                "bank_ms": m.time_control.bank_ms,
-                "ply": m.referee.state.ply,
-                "position": m.referee.position,
-                "status": "live",
-            }
-            for m in self._registry
-        ]
+    async def matches_json(self, query: MatchQuery) -> dict[str, Any]:
+        """One page of matches, newest first, and the cursor of the next page (or None).
 
-    async def matches_json(self, status: str | None, game: str | None) -> list[dict[str, Any]]:
-        """Stored matches, newest first."""
-        return [to_jsonable(m) for m in await self._store.list_matches(status=status, game=game)]
+        Live matches this server runs also show their ``ply`` and ``position``.
+        """
+        found = await self._store.list_matches(
+            query.status, query.game, query.limit + 1, bot=query.bot, before=query.before
+        )
+        page = found[: query.limit]
+        live = (
+            {m.match_id: m for m in self._registry} if any(m.status == "live" for m in page) else {}
+        )
+        matches: list[dict[str, Any]] = []
+        for summary in page:
+            item: dict[str, Any] = to_jsonable(summary)
+            match = live.get(summary.id)
+            if match is not None:
+                item.update(ply=match.referee.state.ply, position=match.referee.position)
+            matches.append(item)
+        last = page[-1] if len(found) > query.limit else None
+        return {
+            "matches": matches,
+            "next": None if last is None else encode_cursor(last.started_at, last.id),
+        }
 
     async def match_json(self, match_id: str) -> dict[str, Any] | None:
         """One stored match with its moves (those still in the group-commit buffer too)."""
@@ -118,13 +126,11 @@ class ArenaApi:
         return json_response({"game": game, "entries": entries})
 
     async def _matches(self, request: HttpRequest) -> HttpResponse:
-        status = request.query.get("status")
-        if status == "live":
-            return json_response({"matches": self.live_matches_json()})
-        if status not in (None, "finished", "aborted"):
-            return json_error(400, "status must be live, finished or aborted")
-        found = await self.matches_json(status, request.query.get("game"))
-        return json_response({"matches": found})
+        try:
+            query = MatchQuery.parse(request.query)
+        except BadQuery as exc:
+            return json_error(400, str(exc))
+        return json_response(await self.matches_json(query))
 
     async def _one_match(self, request: HttpRequest) -> HttpResponse:
         record = await self.match_json(request.params["match_id"])

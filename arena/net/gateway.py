@@ -4,7 +4,9 @@ The gateway owns the connections and the bots online. A connection must
 send a valid ``hello`` within ``hello_timeout_s``; a bot proves its token
 (failed logins are logged and throttled per address, ``LoginThrottle``), a
 spectator needs none. A second connection of the same bot replaces the
-first and takes over its live matches (a reconnect).
+first and takes over its live matches (a reconnect). ``recheck_logins``
+(every couple of seconds, from the server) closes the connections of bots
+removed, or whose token was reset, since they logged in.
 
 Every message is rate-limited (``TokenBucket``), parsed once by
 ``parse_client_message`` and then routed by role: moves, resignations and
@@ -26,13 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
 from arena.live.spectators import SpectatorHub
+from arena.net.connection_log import log_closed
 from arena.net.inorder import InOrder
 from arena.net.limits import LoginThrottle, TokenBucket
+from arena.net.logins import Logins, Revoker
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
 from arena.play.lobby import Lobby, TimeLimits
@@ -71,6 +78,7 @@ from protocol.messages import (
     Welcome,
     parse_client_message,
 )
+from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +114,7 @@ class GatewayLimits:
     close_timeout_s: float
 
 
-class Authenticator(Protocol):
+class Authenticator(Revoker, Protocol):
     """Checks a bot's token (``Store.authenticate``); truthy when it is the bot's token."""
 
     async def authenticate(self, name: str, token: str) -> object | None:
@@ -139,10 +147,11 @@ class _Close(Exception):
 class _Session:
     """The gateway's state for one connection."""
 
-    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "spectator")
+    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "opened_at", "spectator")
 
     def __init__(self, conn: WebSocketConnection, bucket: TokenBucket) -> None:
         self.conn = conn
+        self.opened_at = time.monotonic()
         self.bucket = bucket
         self.inbox: InOrder | None = None
         self.hello_timer: asyncio.TimerHandle | None = None
@@ -183,9 +192,13 @@ class Gateway:
         self.bots: dict[str, WebSocketConnection] = {}
         """The bots online, by name."""
         self.max_matches: dict[str, int] = {}
+        self.logins = Logins(auth)
+        """What each bot online logged in with, to close those no longer allowed."""
         self.connections: set[WebSocketConnection] = set()
         self.accepting = True
         """False once shutting down: new hellos are refused."""
+        self.move_latency = LatencyHistogram(MOVE_BUCKETS_S)
+        """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
 
     # Connections ------------------------------------------------------------------
 
@@ -250,6 +263,7 @@ class Gateway:
             session.hello_timer.cancel()
         self.connections.discard(conn)
         self._hub.unwatch(conn)
+        log_closed(conn, session.opened_at)
         if conn.role != "bot" or conn.name is None:
             return
         name = conn.name
@@ -258,13 +272,13 @@ class Gateway:
         if self.bots.get(name) is conn:  # not replaced by a newer connection
             del self.bots[name]
             self.max_matches.pop(name, None)
+            self.logins.left(name)
             for dropped in self._lobby.forget(name):
                 if dropped.opponent == name:
                     self.tell(
                         dropped.challenger,
                         ChallengeDeclined(challenge_id=dropped.challenge_id, by=name),
                     )
-            log.info("bot %s disconnected", name)
 
     def _hello_timeout(self, session: _Session) -> None:
         session.hello_timer = None
@@ -282,6 +296,7 @@ class Gateway:
 
     def _receive(self, session: _Session, frame: Data) -> Coroutine[Any, Any, None] | None:
         """Handle one incoming message now, or return the coroutine that will (``InOrder``)."""
+        received = time.perf_counter()
         conn = session.conn
         if conn.closing:
             return None
@@ -319,7 +334,12 @@ class Gateway:
                 session.bucket.refund()
             except ProtocolError as exc:
                 self._reply_error(conn, exc, message.id)
+            self.move_latency.observe(time.perf_counter() - received)
             return None
+        if type(message) is Accept and self._lobby.is_invite(message.challenge_id):
+            # The answer to the arena's own challenge (a tournament game): paced by the
+            # server like a move, so it must never be refused as a flood.
+            session.bucket.refund()
         if type(message) is Seek:
             # On the spot once the bot's rating is cached (every seek after its first).
             assert conn.name is not None
@@ -391,18 +411,31 @@ class Gateway:
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
             conn.queue_size = self.limits.spectator_queue_size
-            log.info("spectator connected from %s", conn.remote)
+            log.info(
+                "spectator connected from %s",
+                conn.remote,
+                extra={"event": "login", "role": "spectator", "remote": conn.remote},
+            )
         else:
             assert hello.name is not None
             conn.name = hello.name
             # A bot playing n matches at once legitimately sends n times the seeks.
             session.bucket.scale(hello.max_matches)
             self._register_bot(conn, hello.name, hello.max_matches)
+            assert hello.token is not None
+            self.logins.logged_in(hello.name, hello.token)
             log.info(
                 "bot %s logged in from %s (max_matches %d)",
                 hello.name,
                 conn.remote,
                 hello.max_matches,
+                extra={
+                    "event": "login",
+                    "role": "bot",
+                    "bot": hello.name,
+                    "remote": conn.remote,
+                    "max_matches": hello.max_matches,
+                },
             )
         conn.send(
             Welcome(
@@ -449,9 +482,19 @@ class Gateway:
                 hello.name,
                 conn.remote,
                 f"; address throttled for {delay:.0f} s" if delay else "",
+                extra={
+                    "event": "login_failed",
+                    "bot": hello.name,
+                    "remote": conn.remote,
+                    "throttled_s": delay,
+                },
             )
             raise _Close(
-                ErrorCode.AUTH_FAILED, "unknown bot or wrong token", CloseCode.POLICY_VIOLATION
+                ErrorCode.AUTH_FAILED,
+                "unknown bot or wrong token"
+                if re.fullmatch(NEW_BOT_NAME_PATTERN, hello.name)
+                else f"unknown bot: {hello.name!r} is not a valid bot name ({BOT_NAME_RULE})",
+                CloseCode.POLICY_VIOLATION,
             )
         self.throttle.succeeded(conn.remote)
 
@@ -464,6 +507,27 @@ class Gateway:
                 Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")
             )
             previous.close(CloseCode.REPLACED, "replaced by a newer connection")
+
+    async def recheck_logins(self) -> None:
+        """Close the connections of bots removed, or whose token was reset, since their
+        login (``arena.net.logins``)."""
+        for conn in await self.logins.revoked(self.bots):
+            if conn.closing:
+                continue
+            log.warning(
+                "bot %s was removed or its token reset: closing its connection from %s",
+                conn.name,
+                conn.remote,
+                extra={"event": "login_revoked", "bot": conn.name, "remote": conn.remote},
+            )
+            self._refuse(
+                conn,
+                _Close(
+                    ErrorCode.AUTH_FAILED,
+                    "this bot was removed or its token was reset; log in with its new token",
+                    CloseCode.POLICY_VIOLATION,
+                ),
+            )
 
     # Spectators and queries -------------------------------------------------------
 
@@ -523,11 +587,14 @@ class Gateway:
                 )
             case Accept(challenge_id=challenge_id):
                 pairing = self._lobby.accept(bot, challenge_id)
-                if self.accepting:
+                if pairing is not None and self.accepting:  # None: the arena's own invite
                     await self._registry.start(pairing)
             case Decline(challenge_id=challenge_id):
-                pending = self._lobby.decline(bot, challenge_id)
-                self.tell(pending.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot))
+                declined = self._lobby.decline(bot, challenge_id)
+                if declined is not None:  # None: the arena's own invite
+                    self.tell(
+                        declined.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot)
+                    )
             case Watch() | Unwatch():
                 # A bot watching its own match would see its opponent's analysis.
                 raise ProtocolError(ErrorCode.FORBIDDEN, "bots cannot watch; connect as spectator")
@@ -539,3 +606,4 @@ class Gateway:
         tc = self._time_limits.check(seek.time_control)
         self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
         self._matchmaker.schedule()
+

@@ -41,7 +41,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from arena.play.roundtrip import RoundTrip
-from protocol.messages import CloseCode, ServerMessage
+from protocol.messages import CloseCode, Error, ErrorCode, ServerMessage
 
 log = logging.getLogger(__name__)
 
@@ -339,7 +339,8 @@ class WebSocketConnection(asyncio.Protocol):
         except Exception:
             # Never into the transport's data_received: it would lose the connection's state.
             log.exception("handling a message failed; closing %r", self)
-            self._start_close(CloseCode.INTERNAL_ERROR, "internal error")
+            self.send(Error(code=ErrorCode.INTERNAL, message="internal server error"))
+            self.close(CloseCode.INTERNAL_ERROR, "internal error")
             return
         self._outbox.flush()
 

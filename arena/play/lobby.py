@@ -48,11 +48,18 @@ class TimeLimits:
 
 @dataclass(frozen=True, slots=True)
 class Pairing:
-    """Two bots the lobby matched: ``players[0]`` moves first."""
+    """Two bots to start a match between: ``players[0]`` moves first.
+
+    ``opening`` is the moves the match starts from (played for both before the
+    first turn), and ``tournament`` the ``(tournament id, pair number)`` it is
+    played for: both are set by the tournament scheduler, never by the lobby.
+    """
 
     game: str
     players: tuple[str, str]
     time_control: TimeControl
+    opening: tuple[int, ...] = ()
+    tournament: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +82,8 @@ class PendingChallenge:
     opponent: str
     game: str
     time_control: TimeControl
+    on_answer: Callable[[bool], None] | None = None
+    """Set on a challenge the arena sends itself (``invite``): called with the answer."""
 
 
 def check_game(game: str) -> None:
@@ -191,10 +200,10 @@ class Lobby:
         ready = [seek for seek in self._seeks if self._has_capacity(seek.bot)]
         pairs = closest_pairs(ready)
         if pairs:
-            self.withdraw({seek.order for pair in pairs for seek in pair})
+            self.remove_seeks({seek.order for pair in pairs for seek in pair})
         return [self._pairing(a.game, a.bot, b.bot, a.time_control) for a, b in pairs]
 
-    def withdraw(self, orders: set[int]) -> None:
+    def remove_seeks(self, orders: set[int]) -> None:
         """Remove the seeks numbered ``orders`` (paired elsewhere)."""
         self._seeks = [s for s in self._seeks if s.order not in orders]
 
@@ -216,18 +225,60 @@ class Lobby:
         self._challenges[challenge_id] = pending
         return pending
 
-    def accept(self, bot: str, challenge_id: str) -> Pairing:
-        """``bot`` accepts a challenge addressed to it; the pairing to start."""
+    def invite(
+        self,
+        opponent: str,
+        challenger: str,
+        game: str,
+        tc: TimeControl,
+        on_answer: Callable[[bool], None],
+    ) -> PendingChallenge:
+        """Record a challenge the arena sends ``opponent`` on its own behalf (a tournament's).
+
+        ``challenger`` is the bot named as the opponent-to-be. The answer goes
+        to ``on_answer`` (True: accepted) instead of starting a match; so does
+        ``opponent`` leaving (False). The caller sends the ``challenge`` message.
+        """
+        challenge_id = f"c{next(self._counter)}"
+        pending = PendingChallenge(challenge_id, challenger, opponent, game, tc, on_answer)
+        self._challenges[challenge_id] = pending
+        return pending
+
+    def is_invite(self, challenge_id: str) -> bool:
+        """Whether ``challenge_id`` is an unanswered ``invite`` (the arena's own challenge)."""
+        pending = self._challenges.get(challenge_id)
+        return pending is not None and pending.on_answer is not None
+
+    def withdraw(self, challenge_id: str) -> bool:
+        """Forget an unanswered ``invite`` without calling back; False if it was answered."""
+        return self._challenges.pop(challenge_id, None) is not None
+
+    def accept(self, bot: str, challenge_id: str) -> Pairing | None:
+        """``bot`` accepts a challenge addressed to it; the pairing to start.
+
+        None for an ``invite``: its ``on_answer`` was told, and its sender starts
+        the match once every invited bot has accepted.
+        """
         pending = self._find(bot, challenge_id)
+        if pending.on_answer is not None:
+            del self._challenges[challenge_id]
+            pending.on_answer(True)
+            return None
         if not (self._has_capacity(bot) and self._has_capacity(pending.challenger)):
             raise ProtocolError(ErrorCode.ALREADY_SEEKING, "a player already plays its max_matches")
         del self._challenges[challenge_id]
         return self._pairing(pending.game, pending.challenger, bot, pending.time_control)
 
-    def decline(self, bot: str, challenge_id: str) -> PendingChallenge:
-        """``bot`` declines a challenge addressed to it; returns it so the challenger is told."""
+    def decline(self, bot: str, challenge_id: str) -> PendingChallenge | None:
+        """``bot`` declines a challenge addressed to it; returns it so the challenger is told.
+
+        None for an ``invite``: its ``on_answer`` was told instead.
+        """
         pending = self._find(bot, challenge_id)
         del self._challenges[challenge_id]
+        if pending.on_answer is not None:
+            pending.on_answer(False)
+            return None
         return pending
 
     def _find(self, bot: str, challenge_id: str) -> PendingChallenge:
@@ -239,9 +290,16 @@ class Lobby:
         return pending
 
     def forget(self, bot: str) -> list[PendingChallenge]:
-        """``bot`` left: drop its seeks and every challenge it sent or received (returned)."""
+        """``bot`` left: drop its seeks and every challenge it sent or received (returned).
+
+        An ``invite`` addressed to ``bot`` is answered False through its callback
+        instead of being returned.
+        """
         self.cancel_seek(bot)
         dropped = [c for c in self._challenges.values() if bot in (c.challenger, c.opponent)]
         for c in dropped:
             del self._challenges[c.challenge_id]
-        return dropped
+        for c in dropped:
+            if c.on_answer is not None and c.opponent == bot:
+                c.on_answer(False)
+        return [c for c in dropped if c.on_answer is None]

@@ -10,6 +10,11 @@ is made by ``close`` only after that ending has been committed, with the
 rating changes the store returned: a result is never told before it is
 stored.
 
+A match may start from an ``opening``: its moves are played before the first
+turn, recorded as the game's first plies (with no think time), and sent to
+both players in ``match_start.moves`` (``position`` stays the game's initial
+position, so replaying ``moves`` on it gives the current one).
+
 A misbehaving bot produces a result, never an exception: an illegal or
 malformed move, a move after its time ran out, a disconnect past the grace
 window each end the match with the bot at fault. The only exceptions are
@@ -26,6 +31,7 @@ infrastructure's fault and is never rated.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -110,6 +116,7 @@ class Referee:
         rated: bool = True,
         ratings: tuple[float, float] = (1500.0, 1500.0),
         pace_s: float = 0.0,
+        opening: Sequence[int] = (),
     ) -> None:
         if players[0] == players[1]:
             raise ValueError("a bot cannot play itself")
@@ -122,9 +129,20 @@ class Referee:
         self.grace_s = grace_s
         self.pace_s = pace_s
         """Pause between a move and the next ``your_turn`` so people can follow (0: none)."""
-        self.state: GameState = new_game(game)
-        self.start_position = self.state.encode()
-        self.position = self.start_position
+        initial = new_game(game)
+        self.start_position = initial.encode()
+        self.opening = tuple(opening)
+        """Moves played before the first turn (both players see them in ``match_start``)."""
+        # An illegal or game-ending opening is the caller's bug: raise before anything starts.
+        state = initial
+        self._opening_movers: list[int] = []
+        for move in self.opening:
+            self._opening_movers.append(state.to_move)
+            state = state.play(move)
+        self.state: GameState = state
+        if self.state.outcome() is not None:
+            raise ValueError(f"the opening {self.opening} ends the game")
+        self.position = self.state.encode()
         """The current position's text, encoded once per move for ``moved`` and ``your_turn``."""
         self.last_analysis: Analysis | None = None
         self.ending: Ending | None = None
@@ -149,6 +167,9 @@ class Referee:
     def start(self, present: tuple[bool, bool], now: float) -> None:
         """Begin: ``match_start`` to the players present; one absent starts its grace window."""
         self._started = True
+        for ply, (mover, move) in enumerate(zip(self._opening_movers, self.opening, strict=True)):
+            # The opening is part of the game's record: its first plies, thought over in 0 ms.
+            self._out.record_move(ply, mover, move, 0, 0)
         for player in (0, 1):
             if present[player]:
                 self._present[player] = True

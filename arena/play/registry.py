@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from arena.play.clock import Clock
@@ -40,7 +40,15 @@ class MatchStore(MatchRecorder, Protocol):
         ...
 
     async def open_match(
-        self, game: str, players: tuple[str, str], move_ms: int, bank_ms: int, rated: bool = True
+        self,
+        game: str,
+        players: tuple[str, str],
+        move_ms: int,
+        bank_ms: int,
+        rated: bool = True,
+        *,
+        opening: Sequence[int] = (),
+        tournament: tuple[int, int] | None = None,
     ) -> str:
         """Create the live match row (with the next group commit); returns its id."""
         ...
@@ -111,7 +119,13 @@ class MatchRegistry:
             await self.rating(players[1], pairing.game),
         )
         match_id = await self._store.open_match(
-            pairing.game, players, tc.move_ms, tc.bank_ms, rated=rated
+            pairing.game,
+            players,
+            tc.move_ms,
+            tc.bank_ms,
+            rated=rated,
+            opening=pairing.opening,
+            tournament=pairing.tournament,
         )
         match = Match(
             match_id,
@@ -126,6 +140,7 @@ class MatchRegistry:
             spawn=self._spawn,
             ratings=ratings,
             rated=rated,
+            opening=pairing.opening,
             **self._options,
         )
         self._matches[match_id] = match

@@ -29,7 +29,7 @@ from arena.ratings import DEFAULT_K
 from arena.store import lease, nodes
 from arena.store.batch_sql import BatchSql
 from arena.store.engine import BEGIN_OPTION, is_sqlite
-from arena.store.health import HealthListener, HealthMonitor, StoreHealth
+from arena.store.health import HealthListener, HealthMonitor, Pending, StoreHealth
 from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_batch
 from arena.store.lease import Lease
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Batch, CommitStats, Finish, MoveBuffer
@@ -200,6 +200,18 @@ class StoreCore:
         unsubscribe function."""
         return self._monitor.subscribe(listener)
 
+    def write_session(self) -> AbstractAsyncContextManager[AsyncSession]:
+        """One write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on leaving.
+
+        For components that keep tables of their own (tournaments); a match's
+        writes go through the group commit instead.
+        """
+        return self._write()
+
+    def read_session(self) -> AbstractAsyncContextManager[AsyncSession]:
+        """One read-only transaction (never waits for writers on SQLite)."""
+        return self._read()
+
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncSession]:
         async with self._write_gate, self._sessions() as session, session.begin():
@@ -228,6 +240,10 @@ class StoreCore:
     def commit_stats(self) -> CommitStats:
         """Counts and recent durations of this store's group commits (live, not a copy)."""
         return self._buffer.stats
+
+    def pending(self) -> Pending:
+        """How many new matches, moves and match ends wait for the next group commit."""
+        return self._buffer.pending()
 
     async def _write_batch(self, batch: Batch) -> None:
         """The group commit: new matches, moves and match ends in one transaction."""

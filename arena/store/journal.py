@@ -62,11 +62,17 @@ _DATETIMES = ("started_at", "ended_at")
 
 def default_journal_path(url: URL) -> Path:
     """Where the journal of the database at ``url`` goes unless configured."""
+    return database_side_path(url, ".recovery.jsonl")
+
+
+def database_side_path(url: URL, suffix: str) -> Path:
+    """A file kept with the database at ``url``: ``<SQLite file><suffix>``, or for another
+    database ``$XDG_STATE_HOME/arena/<host>_<port>_<database><suffix>``."""
     if url.get_backend_name() == "sqlite":
-        return Path(f"{Path(url.database or 'arena.db').resolve()}.recovery.jsonl")
+        return Path(f"{Path(url.database or 'arena.db').resolve()}{suffix}")
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     name = f"{url.host or 'localhost'}_{url.port or 5432}_{url.database or ''}"
-    return Path(state) / "arena" / f"{name}.recovery.jsonl"
+    return Path(state) / "arena" / f"{name}{suffix}"
 
 
 def fallback_journal_path(url: URL) -> Path:

@@ -64,6 +64,7 @@ class Match(Base):
     __table_args__ = (
         CheckConstraint("status IN ('live', 'finished', 'aborted')", name="status"),
         Index("ix_matches_status_started_at", "status", "started_at"),
+        Index("ix_matches_tournament_id_tournament_pair", "tournament_id", "tournament_pair"),
     )
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
@@ -83,6 +84,13 @@ class Match(Base):
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     node_id: Mapped[str | None] = mapped_column(String(128))
     """The arena node that runs (or ran) the match; NULL when written by an older arena."""
+    opening: Mapped[str | None] = mapped_column(Text)
+    """The moves the match started from, space-separated (NULL: the initial position).
+    They are also the match's first ``moves`` rows, with no think time."""
+    tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"))
+    """The tournament the match was played for (NULL: none)."""
+    tournament_pair: Mapped[int | None] = mapped_column(Integer)
+    """Its game pair in that tournament (``tournament_pairs.number``)."""
 
 
 class Node(Base):
@@ -171,3 +179,93 @@ class RatingHistory(Base):
     before: Mapped[float] = mapped_column(Double)
     after: Mapped[float] = mapped_column(Double)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+TOURNAMENT_FORMATS = ("round-robin", "gauntlet", "sprt", "ladder")
+"""Every value ``tournaments.format`` may hold."""
+
+TOURNAMENT_STATUSES = ("pending", "running", "paused", "finished", "cancelled")
+"""Every value ``tournaments.status`` may hold."""
+
+
+class Tournament(Base):
+    """A tournament: its settings, where it stands, and the node that runs it now."""
+
+    __tablename__ = "tournaments"
+    __table_args__ = (
+        CheckConstraint(
+            "format IN ('round-robin', 'gauntlet', 'sprt', 'ladder')", name="format"
+        ),
+        CheckConstraint(
+            "status IN ('pending', 'running', 'paused', 'finished', 'cancelled')", name="status"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    game: Mapped[str] = mapped_column(String(32))
+    format: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    games_per_pair: Mapped[int] = mapped_column(Integer)
+    """Games each two bots play (round robin, gauntlet, ladder); 2 per pair for SPRT."""
+    move_ms: Mapped[int] = mapped_column(Integer)
+    bank_ms: Mapped[int] = mapped_column(Integer)
+    concurrency: Mapped[int] = mapped_column(Integer)
+    rated: Mapped[bool] = mapped_column(Boolean)
+    openings: Mapped[str] = mapped_column(String(255))
+    """Where the openings came from (``builtin:connect4-2ply``, a file name, ``none``)."""
+    seed: Mapped[int] = mapped_column(Integer)
+    """Seeds the order in which openings are drawn."""
+    elo0: Mapped[float | None] = mapped_column(Double)
+    elo1: Mapped[float | None] = mapped_column(Double)
+    alpha: Mapped[float | None] = mapped_column(Double)
+    beta: Mapped[float | None] = mapped_column(Double)
+    sprt_model: Mapped[str | None] = mapped_column(String(16))
+    max_games: Mapped[int | None] = mapped_column(Integer)
+    verdict: Mapped[str | None] = mapped_column(String(16))
+    """SPRT: ``H0`` or ``H1`` once a bound is crossed; ``max-games`` when it stopped there."""
+    verdict_games: Mapped[int | None] = mapped_column(Integer)
+    """SPRT: how many games the verdict was reached on."""
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    node_id: Mapped[str | None] = mapped_column(String(128))
+    """The arena node scheduling it now (NULL: none; another node's that is gone: free)."""
+
+
+class TournamentParticipant(Base):
+    """A bot entered in a tournament, in its seat order; a removed one forfeits what is left."""
+
+    __tablename__ = "tournament_participants"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """Order as entered; the challenger of a gauntlet and the new bot of an SPRT are seat 0."""
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class TournamentOpening(Base):
+    """One opening of a tournament's suite: the moves both games of a pair start from."""
+
+    __tablename__ = "tournament_openings"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    moves: Mapped[str] = mapped_column(Text)
+    """Space-separated moves (empty: the initial position)."""
+
+
+class TournamentPair(Base):
+    """The schedule: one game pair, its two bots and its opening.
+
+    The pair's first game has ``bot_a`` move first, its second ``bot_b``.
+    """
+
+    __tablename__ = "tournament_pairs"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat_a: Mapped[int] = mapped_column(Integer)
+    seat_b: Mapped[int] = mapped_column(Integer)
+    opening: Mapped[int] = mapped_column(Integer)

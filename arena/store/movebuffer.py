@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.histogram import COMMIT_BUCKETS_S, LatencyHistogram
 from arena.store.batch_sql import MoveRow, PlainBatch
 from arena.store.health import WRITES, HealthMonitor, Pending
 
@@ -90,6 +91,8 @@ class CommitStats:
     """The most moves one commit wrote."""
     recent_s: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
     """How long the latest commits took, in seconds, oldest first."""
+    seconds: LatencyHistogram = field(default_factory=lambda: LatencyHistogram(COMMIT_BUCKETS_S))
+    """Every commit's duration, for ``/metrics``."""
 
     def record(self, batch: Batch, seconds: float) -> None:
         """Count one successful commit of ``batch``."""
@@ -99,6 +102,7 @@ class CommitStats:
         self.finishes += len(batch.finishes)
         self.largest = max(self.largest, moves)
         self.recent_s.append(seconds)
+        self.seconds.observe(seconds)
 
 
 BACKOFF_CAP_S = 5.0

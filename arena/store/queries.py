@@ -93,15 +93,37 @@ def _summary_fields(row: Row[Match, str, str]) -> dict[str, Any]:
     }
 
 
+MatchKey = tuple[datetime, str]
+"""Where a match sits in the newest-first order: its start time and id (a page cursor)."""
+
+
 async def list_matches(
-    session: AsyncSession, status: str | None, game: str | None, limit: int
+    session: AsyncSession,
+    status: str | None,
+    game: str | None,
+    limit: int,
+    bot: str | None = None,
+    before: MatchKey | None = None,
 ) -> list[MatchSummary]:
-    """The most recently started matches first, optionally filtered."""
-    query = _summary_query().order_by(Match.started_at.desc(), Match.id).limit(limit)
+    """The most recently started matches first (ties: higher id first), optionally filtered.
+
+    ``before`` keeps only matches after that key in this order (keyset paging).
+    """
+    query = _summary_query().order_by(Match.started_at.desc(), Match.id.desc()).limit(limit)
     if status is not None:
         query = query.where(Match.status == status)
     if game is not None:
         query = query.where(Match.game == game)
+    if bot is not None:
+        query = query.where(or_(_Player0.name == bot, _Player1.name == bot))
+    if before is not None:
+        started, match_id = before
+        query = query.where(
+            or_(
+                Match.started_at < started,
+                and_(Match.started_at == started, Match.id < match_id),
+            )
+        )
     return [MatchSummary(**_summary_fields(row)) for row in await session.execute(query)]
 
 
@@ -112,26 +134,86 @@ async def get_match(
     row = (await session.execute(_summary_query().where(Match.id == match_id))).first()
     if row is None:
         return None
-    moves = [
-        MoveRecord(ply=m.ply, player=m.player, move=m.move, think_ms=m.think_ms, rtt_ms=m.rtt_ms)
-        for m in await session.scalars(
-            select(Move).where(Move.match_id == match_id).order_by(Move.ply)
-        )
-    ]
+    moves = (await _moves_of(session, [match_id])).get(match_id, [])
     stored = {move.ply for move in moves}
     moves.extend(move for move in pending if move.ply not in stored)
     moves.sort(key=lambda move: move.ply)
-    changes = await session.execute(
-        select(Bot.name, RatingHistory.before, RatingHistory.after)
-        .join(Bot, Bot.id == RatingHistory.bot_id)
-        .where(RatingHistory.match_id == match_id)
-        .order_by(RatingHistory.id)
-    )
     return MatchRecord(
         **_summary_fields(row),
         moves=moves,
-        rating_changes=[RatingChange(bot=n, before=b, after=a) for n, b, a in changes],
+        rating_changes=(await _changes_of(session, [match_id])).get(match_id, []),
+        opening=tuple(int(m) for m in (row[0].opening or "").split()),
+        tournament_id=row[0].tournament_id,
+        tournament_pair=row[0].tournament_pair,
     )
+
+
+async def finished_matches(
+    session: AsyncSession,
+    game: str,
+    bot: str | None,
+    since: datetime | None,
+    after: MatchKey | None,
+    limit: int,
+) -> list[MatchRecord]:
+    """Finished matches of ``game`` in full, oldest first, the next ``limit`` after ``after``.
+
+    Three queries a page however long the page: the matches, their moves, their
+    rating changes (for ``arena export``).
+    """
+    query = (
+        _summary_query()
+        .where(Match.game == game, Match.status == "finished")
+        .order_by(Match.started_at, Match.id)
+        .limit(limit)
+    )
+    if bot is not None:
+        query = query.where(or_(_Player0.name == bot, _Player1.name == bot))
+    if since is not None:
+        query = query.where(Match.started_at >= since)
+    if after is not None:
+        started, match_id = after
+        query = query.where(
+            or_(Match.started_at > started, and_(Match.started_at == started, Match.id > match_id))
+        )
+    rows = list(await session.execute(query))
+    ids = [row[0].id for row in rows]
+    moves, changes = await _moves_of(session, ids), await _changes_of(session, ids)
+    return [
+        MatchRecord(
+            **_summary_fields(row),
+            moves=moves.get(row[0].id, []),
+            rating_changes=changes.get(row[0].id, []),
+        )
+        for row in rows
+    ]
+
+
+async def _moves_of(session: AsyncSession, ids: list[str]) -> dict[str, list[MoveRecord]]:
+    """The stored moves of each match in ``ids``, in ply order."""
+    out: dict[str, list[MoveRecord]] = {}
+    query = select(Move).where(Move.match_id.in_(ids)).order_by(Move.match_id, Move.ply)
+    for m in await session.scalars(query):
+        out.setdefault(m.match_id, []).append(
+            MoveRecord(
+                ply=m.ply, player=m.player, move=m.move, think_ms=m.think_ms, rtt_ms=m.rtt_ms
+            )
+        )
+    return out
+
+
+async def _changes_of(session: AsyncSession, ids: list[str]) -> dict[str, list[RatingChange]]:
+    """The rating changes of each match in ``ids``, in the order they committed."""
+    out: dict[str, list[RatingChange]] = {}
+    rows = await session.execute(
+        select(RatingHistory.match_id, Bot.name, RatingHistory.before, RatingHistory.after)
+        .join(Bot, Bot.id == RatingHistory.bot_id)
+        .where(RatingHistory.match_id.in_(ids))
+        .order_by(RatingHistory.id)
+    )
+    for match_id, name, before, after in rows:
+        out.setdefault(match_id, []).append(RatingChange(bot=name, before=before, after=after))
+    return out
 
 
 async def rating_history(session: AsyncSession, bot: str, game: str) -> list[RatingHistoryEntry]:

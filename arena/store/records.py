@@ -71,6 +71,12 @@ class MatchRecord(MatchSummary):
 
     moves: list[MoveRecord]
     rating_changes: list[RatingChange]
+    opening: tuple[int, ...] = ()
+    """The moves the match started from (also its first ``moves``, with no think time)."""
+    tournament_id: int | None = None
+    """The tournament it was played for, if any."""
+    tournament_pair: int | None = None
+    """Its game pair in that tournament."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,9 @@ See ``docs/operations.md``.
 
 Removing a bot only disables its account: it can no longer log in, is
 hidden from ``list_bots`` and leaderboards, and keeps its name, matches and
-rating history.
+rating history; ``reset_token(name, reactivate=True)`` brings it back. A
+server asks ``revoked_logins`` now and then to close the connections of bots
+removed, or whose token was reset, since they logged in.
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 import time
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -46,6 +50,7 @@ from sqlalchemy.exc import IntegrityError
 from arena.errors import (
     BotExistsError,
     DatabaseOpenError,
+    InvalidBotNameError,
     LeaseLostError,
     NoSuchBotError,
     StoreDegradedError,
@@ -80,12 +85,14 @@ from arena.store.records import (
 from arena.store.tokens import hash_token, new_token, random_text
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
+from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 
 ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
-_MAX_NAME = 64
+_NAMES_PER_READ = 500
+"""Bot names per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
 log = logging.getLogger(__name__)
 
 
@@ -163,9 +170,12 @@ class Store(StoreCore):
     # Bots ------------------------------------------------------------------
 
     async def add_bot(self, name: str) -> str:
-        """Register a bot and return its fresh token; only a hash of the token is kept."""
-        if not name or len(name) > _MAX_NAME or name != name.strip():
-            raise ValueError(f"a bot name is 1-{_MAX_NAME} characters without outer spaces")
+        """Register a bot and return its fresh token; only a hash of the token is kept.
+
+        Raises ``InvalidBotNameError`` for a name that breaks ``BOT_NAME_RULE``
+        and ``BotExistsError`` for a name taken, even by a removed bot.
+        """
+        check_bot_name(name)
         token = new_token()
         try:
             async with self._write() as session:
@@ -196,6 +206,41 @@ class Store(StoreCore):
             removed = cast(CursorResult[Any], result).rowcount == 1
         self._bot_ids.pop(name, None)
         return removed
+
+    async def reset_token(self, name: str, *, reactivate: bool = False) -> str:
+        """Give bot ``name`` a fresh token and return it; its old token stops working.
+
+        A removed bot raises ``NoSuchBotError`` unless ``reactivate``, which
+        brings it back with its matches and ratings.
+        """
+        token = new_token()
+        async with self._write() as session:
+            query = update(Bot).where(Bot.name == name)
+            if not reactivate:
+                query = query.where(Bot.active)
+            result = await session.execute(
+                query.values(token_hash=hash_token(token), active=True).execution_options(
+                    synchronize_session=False
+                )
+            )
+            if cast(CursorResult[Any], result).rowcount != 1:
+                raise NoSuchBotError(name)
+        return token
+
+    async def revoked_logins(self, logins: Mapping[str, str]) -> set[str]:
+        """Of ``logins`` (bot name -> ``hash_token`` of the token it logged in with), the
+        revoked ones: bots removed, or whose token was reset, since they logged in."""
+        names = list(logins)
+        current: dict[str, str] = {}
+        async with self._read() as session:
+            for start in range(0, len(names), _NAMES_PER_READ):
+                rows = await session.execute(
+                    select(Bot.name, Bot.token_hash).where(
+                        Bot.name.in_(names[start : start + _NAMES_PER_READ]), Bot.active
+                    )
+                )
+                current.update((name, hashed) for name, hashed in rows)
+        return {name for name, hashed in logins.items() if current.get(name) != hashed}
 
     async def authenticate(self, name: str, token: str) -> BotRecord | None:
         """The bot when ``token`` is its token and it is active, else None.
@@ -245,6 +290,9 @@ class Store(StoreCore):
         move_ms: int,
         bank_ms: int,
         rated: bool = True,
+        *,
+        opening: Sequence[int] = (),
+        tournament: tuple[int, int] | None = None,
     ) -> str:
         """Start a live match through the group commit; returns its id at once.
 
@@ -252,6 +300,8 @@ class Store(StoreCore):
         before any of the match's moves or its end. Only an unknown bot (not
         yet seen by this store) costs a database read; a bot removed by
         another process since it logged in here can still start matches.
+        ``opening`` is recorded as the moves the match starts from, and
+        ``tournament`` as the ``(tournament id, pair number)`` it is played for.
 
         Refuses (``StoreDegradedError``) while the store is degraded or
         ``max_pending_moves`` moves wait, which bounds the memory pending
@@ -293,6 +343,9 @@ class Store(StoreCore):
                 "started_at": _now(),
                 "ended_at": None,
                 "node_id": self.node_id,
+                "opening": " ".join(map(str, opening)) if opening else None,
+                "tournament_id": None if tournament is None else tournament[0],
+                "tournament_pair": None if tournament is None else tournament[1],
             }
         )
         return match_id
@@ -437,11 +490,47 @@ class Store(StoreCore):
                 return await queries.get_match(session, match_id, pending)
 
     async def list_matches(
-        self, status: str | None = None, game: str | None = None, limit: int = 50
+        self,
+        status: str | None = None,
+        game: str | None = None,
+        limit: int = 50,
+        *,
+        bot: str | None = None,
+        before: queries.MatchKey | None = None,
     ) -> list[MatchSummary]:
-        """The most recently started matches, optionally only one status or game."""
+        """The most recently started matches, optionally of one status, game or bot.
+
+        ``before`` (a match's ``(started_at, id)``) continues a listing after that
+        match. Live matches whose rows still wait for the group commit are written
+        first, so a match that has started is listed.
+        """
+        if status in (None, "live") and self._buffer.pending().matches:
+            await self.flush()
         async with self._read() as session:
-            return await queries.list_matches(session, status, game, limit)
+            return await queries.list_matches(session, status, game, limit, bot, before)
+
+    async def finished_matches(
+        self,
+        game: str,
+        *,
+        bot: str | None = None,
+        since: datetime | None = None,
+        page: int = 500,
+    ) -> AsyncIterator[MatchRecord]:
+        """Every finished match of ``game`` in full, oldest first, read a page at a time.
+
+        Optionally only ``bot``'s matches, and those started at or after ``since``.
+        Each page is its own read transaction, so a long export never holds one open.
+        """
+        after: queries.MatchKey | None = None
+        while True:
+            async with self._read() as session:
+                records = await queries.finished_matches(session, game, bot, since, after, page)
+            for record in records:
+                yield record
+            if len(records) < page:
+                return
+            after = (records[-1].started_at, records[-1].id)
 
     async def rating_history(self, bot: str, game: str) -> list[RatingHistoryEntry]:
         """A bot's rating changes in ``game``, oldest first; raises ``NoSuchBotError``."""
@@ -482,3 +571,9 @@ class Store(StoreCore):
         """A bot's most recently started matches, newest first; raises ``NoSuchBotError``."""
         async with self._read() as session:
             return await queries.bot_matches(session, name, limit)
+
+
+def check_bot_name(name: str) -> None:
+    """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
+    if re.fullmatch(NEW_BOT_NAME_PATTERN, name) is None:
+        raise InvalidBotNameError(name, BOT_NAME_RULE)

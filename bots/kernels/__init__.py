@@ -56,8 +56,10 @@ def kernel_search(
     seed: int,
     heavy: bool = False,
     max_nodes: int = DEFAULT_MAX_NODES,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[tree.Tree, int, float]:
-    """UCT from ``state`` until ``simulations`` ran or ``time_s`` passed (whichever first).
+    """UCT from ``state`` until ``simulations`` ran or ``time_s`` passed (whichever first),
+    or ``stop()`` (asked between chunks) says so.
 
     Returns the tree (root = node 0), the simulations run and the elapsed
     seconds. With a time budget the kernel runs in chunks of about 2 ms and
@@ -82,6 +84,8 @@ def kernel_search(
             break
         done += ran
         now = time.perf_counter()
+        if stop is not None and stop():
+            break
         if time_s is not None:
             if now - start >= time_s:
                 break

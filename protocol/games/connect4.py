@@ -212,9 +212,9 @@ class Connect4State(GameState):
         ]
 
     def render(self) -> str:
-        """The board top row first, with 1-based column numbers underneath."""
+        """The board top row first, with the column numbers underneath: the moves 0-6."""
         lines = [" ".join(row) for row in self._rows_text()]
-        lines.append(" ".join(str(c + 1) for c in range(COLUMNS)))
+        lines.append(" ".join(str(c) for c in range(COLUMNS)))
         return "\n".join(lines)
 
     def encode(self) -> str:

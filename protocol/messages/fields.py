@@ -149,11 +149,18 @@ class Str(Spec):
     max_len: int
     pattern: str | None = None
     min_len: int = 0
+    meaning: str | None = None
+    """What the value is, in words (``"a bot name (...)"``): errors say it is not one."""
 
     def parse(self, value: object, path: str) -> str:
         """Check type, length, encodability and pattern."""
         if type(value) is not str:
             raise _bad_type(path, "string", value)
+        if self.meaning is not None and not (
+            self.min_len <= len(value) <= self.max_len
+            and (self.pattern is None or _compiled(self.pattern).fullmatch(value))
+        ):
+            raise _fail(ErrorCode.BAD_VALUE, path, f"{show(value)} is not {self.meaning}")
         if not self.min_len <= len(value) <= self.max_len:
             raise _fail(
                 ErrorCode.BAD_VALUE,

@@ -11,8 +11,13 @@ from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX
 from protocol.messages.fields import Array, Bool, Float, Int, Nullable, Obj, Pair, Str
 from protocol.messages.spec import Wire, fast_init
 
+BOT_NAME_RULE = "1-32 letters, digits, '-' and '_', not starting with '-'"
+"""The name rule in words, for people: docs, ``--help`` and error messages."""
+NEW_BOT_NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_-]{0,31}"
+"""The name a bot may be registered under (``BOT_NAME_RULE``)."""
 BOT_NAME_PATTERN = r"[A-Za-z0-9_.-]{1,32}"
-"""A bot's name: 1-32 letters, digits, ``_``, ``.``, ``-``."""
+"""What messages accept as a bot name: ``NEW_BOT_NAME_PATTERN``, plus ``.`` anywhere and a
+leading ``-``, which earlier versions let bots register; such bots keep logging in."""
 GAME_NAME_PATTERN = r"[a-z0-9-]{1,32}"
 """A game's registry name; whether the server hosts it is the server's call."""
 SERVER_ID_PATTERN = r"[A-Za-z0-9_.:-]{1,64}"
@@ -20,7 +25,7 @@ SERVER_ID_PATTERN = r"[A-Za-z0-9_.:-]{1,64}"
 REQUEST_ID_PATTERN = r"[!-~]{1,64}"
 """A client's correlation id: 1-64 visible ASCII characters."""
 
-BOT_NAME = Str(32, BOT_NAME_PATTERN, 1)
+BOT_NAME = Str(32, BOT_NAME_PATTERN, 1, f"a valid bot name ({BOT_NAME_RULE})")
 GAME_NAME = Str(32, GAME_NAME_PATTERN, 1)
 SERVER_ID = Str(64, SERVER_ID_PATTERN, 1)
 REQUEST_ID = Str(64, REQUEST_ID_PATTERN, 1)
@@ -83,10 +88,14 @@ class Analysis(Wire):
     """What a bot reports about its search with a move; spectators see it, opponents never."""
 
     simulations: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
+    """Playouts of a Monte Carlo tree search."""
     sims_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
     value: Annotated[float | None, Nullable(Float())] = None
     depth: Annotated[int | None, Nullable(Int(0, MAX_PLY))] = None
     moves: Annotated[tuple[MoveStat, ...], Array(Obj(MoveStat), 0, MAX_ANALYSIS_MOVES)] = ()
+    nodes: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
+    """Positions visited by a search that counts nodes instead (alpha-beta, a solver)."""
+    nodes_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
 
 
 @fast_init

@@ -354,3 +354,24 @@ def test_a_pause_between_moves_is_on_nobodys_clock() -> None:
     assert g.out.of(1, YourTurn)[-1].time_left_ms == 1000
     g.play(1, 0, think_s=0.9)
     assert not g.out.endings and g.out.moves[-1][3] == 900
+
+
+def test_a_match_from_an_opening_records_it_and_shows_it_to_both() -> None:
+    out = Outlet()
+    ref = Referee("m1", "tictactoe", ("a", "b"), TimeControl(1000, 0), out, opening=(4, 0, 8))
+    ref.start((True, True), T0)
+    # The opening is the record's first plies (no think time), and the second seat moves now.
+    assert out.moves == [(0, 0, 4, 0, 0), (1, 1, 0, 0, 0), (2, 0, 8, 0, 0)]
+    for seat in (0, 1):
+        start = out.of(seat, MatchStart)[0]
+        assert (start.moves, start.ply) == ((4, 0, 8), 3)
+        assert start.position == Referee("x", "tictactoe", ("a", "b"), TimeControl(1000, 0),
+                                         Outlet()).start_position  # fmt: skip
+    assert [t.ply for t in out.of(1, YourTurn)] == [3] and not out.of(0, YourTurn)
+    ref.move(1, 3, 1, None, None, T0 + 0.1)
+    assert out.moves[-1][:3] == (3, 1, 1)
+    with pytest.raises(ValueError, match="not legal"):
+        Referee("m2", "tictactoe", ("a", "b"), TimeControl(1000, 0), Outlet(), opening=(4, 4))
+    with pytest.raises(ValueError, match="ends the game"):
+        Referee("m3", "tictactoe", ("a", "b"), TimeControl(1000, 0), Outlet(),
+                opening=(0, 3, 1, 4, 2))  # fmt: skip

@@ -30,7 +30,7 @@ def test_bots_add_list_remove_and_leaderboard(
     code, out, _ = run(capsys, "bots", "add", "alice")
     token = out.strip().splitlines()[-1]
     assert code == 0 and len(token) >= 32
-    assert run(capsys, "bots", "add", "alice")[0] == 1
+    assert run(capsys, "bots", "add", "alice")[0] == 2
     code, out, _ = run(capsys, "bots", "list")
     assert code == 0 and "alice" in out and "yes" in out
     code, out, _ = run(
@@ -39,7 +39,7 @@ def test_bots_add_list_remove_and_leaderboard(
     assert code == 0 and "not reachable" in out and "rank" in out
     assert run(capsys, "ratings", "rebuild")[0] == 0
     assert run(capsys, "bots", "remove", "alice")[0] == 0
-    assert run(capsys, "bots", "remove", "alice")[0] == 1
+    assert run(capsys, "bots", "remove", "alice")[0] == 2
     other = f"sqlite+aiosqlite:///{tmp_path / 'other.db'}"
     code, out, _ = run(capsys, "bots", "list", "--db", other)
     assert "alice" not in out

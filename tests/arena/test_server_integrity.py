@@ -147,12 +147,16 @@ COMMANDS = [
     ["bots", "remove", "newbot"],
     ["leaderboard"],
     ["ratings", "rebuild"],
+    ["tournament", "create", "--bots", "a,b"],
+    ["tournament", "run", "--local", "random", "greedy"],
 ]
 READ_ONLY = [
     ["bots", "list"],
     ["bots", "remove", "newbot"],
     ["leaderboard"],
     ["ratings", "rebuild"],
+    ["tournament", "list"],
+    ["tournament", "status", "1"],
 ]
 
 

@@ -157,3 +157,36 @@ def test_render_shows_players_board_clocks_moves_and_analysis() -> None:
     assert ". . . x . . ." in text
     assert "clocks: a 1.5 s   b 1.2 s <" in text  # b is to move
     assert "moves (1): 3" in text and "last search: 900 simulations, value +0.25" in text
+
+
+async def test_watch_numbers_connect4_columns_as_the_moves_are(
+    server: ArenaServer, start_match: Any, watch: Any
+) -> None:
+    watcher = await watch()
+    await watcher.wait_for("waiting for a live match")
+    pair = await start_match(game="connect4")
+    await play(pair, (0, 6))
+    await watcher.wait_for("plays 6")
+    await watcher.wait_for("0 1 2 3 4 5 6")  # the labels under the board after move 6
+    board = watcher.lines[-7:]
+    labels = board[-1].split(" ")
+    bottom = board[-2].split(" ")
+    # The disc played as move 0 sits over the label 0, and move 6's over the label 6.
+    assert (bottom[labels.index("0")], bottom[labels.index("6")]) == ("x", "o")
+    assert "ply 1: " in watcher.lines[-8] and "plays 6" in watcher.lines[-8]
+
+
+def test_render_names_each_search_count_for_what_it_counts() -> None:
+    snapshot = parse_server_message(
+        '{"type":"snapshot","match_id":"m-1","game":"connect4","players":["a","b"],'
+        '"ratings":null,"time_control":{"move_ms":1000,"bank_ms":0},'
+        '"moves":[3],"position":"......./......./......./......./......./...x... o",'
+        '"clocks":{"time_left_ms":[1000,1000],"bank_ms":[0,0]},"status":"live",'
+        '"last_event":1,"end":null,'
+        '"analysis":{"nodes":48213,"nodes_per_s":950000.0,"depth":9,"value":0.25}}'
+    )
+    assert isinstance(snapshot, Snapshot)
+    text = render(MatchView.from_snapshot(snapshot))
+    assert "last search: 48213 nodes, depth 9, value +0.25" in text
+    assert "simulations" not in text
+    assert text.splitlines()[8] == "0 1 2 3 4 5 6"

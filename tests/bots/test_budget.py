@@ -133,6 +133,7 @@ LONG_BUDGETS = {
     "mcts": {"time_ms": 5000, "seed": 1},
     "mcts-heavy": {"simulations": 50_000_000, "seed": 1},
     "alphabeta": {"time_ms": 5000},
+    "solver": {"time_ms": 5000, "seed": 1},
 }
 DEADLINE_S = 0.15
 SLACK_S = 0.25  # hand-off, merge, a busy machine; far below the strategies' own 5 s or 50M sims

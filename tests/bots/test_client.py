@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bots import make_strategy_from_spec
+from bots import make_strategy, make_strategy_from_spec
 from bots.budget import Budget
 from bots.client import (
     Backoff,
@@ -468,3 +468,12 @@ def test_analysis_from_search_info() -> None:
     Move(match_id="m", ply=0, move=89, analysis=analysis).to_json()  # fits the wire
 
 
+
+
+def test_a_node_counting_search_is_reported_as_nodes() -> None:
+    with make_strategy("alphabeta", game="connect4", time_ms=30) as bot:
+        bot.choose_move(new_game("connect4"))
+        analysis = analysis_from(bot.last_search)
+    assert analysis is not None and analysis.nodes is not None and analysis.nodes > 0
+    assert analysis.simulations is None and analysis.sims_per_s is None
+    assert analysis.nodes_per_s is not None and analysis.depth is not None

@@ -221,7 +221,7 @@ def test_uttt_quick_ends_at_the_first_local_board() -> None:
 def test_render_is_readable() -> None:
     state = Connect4State.from_notation("44")
     assert state.render().splitlines()[-2] == ". . . x . . ."
-    assert state.render().splitlines()[-1] == "1 2 3 4 5 6 7"
+    assert state.render().splitlines()[-1] == "0 1 2 3 4 5 6"  # the moves, as the protocol
     assert "o to move in board 4" in new_game("uttt").play(40).render()
 
 

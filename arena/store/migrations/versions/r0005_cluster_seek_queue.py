@@ -1,7 +1,7 @@
 """Several nodes, one arena: the shared ``seek_queue`` and each node's ``nodes.public_url``.
 
-Revision ID: 0004_cluster
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-12-08
 
 ``seek_queue`` holds the seeks of every node's bots while several nodes share
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004_cluster"
-down_revision: str | None = "0003"
+revision: str = "0005"
+down_revision: str | None = "0004"
 branch_labels: str | None = None
 depends_on: str | None = None
 

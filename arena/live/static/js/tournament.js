@@ -1,0 +1,246 @@
+// The tournament pages: /tournaments lists them, /tournaments/<id> shows one live.
+//
+// Everything comes from GET /api/tournaments[/<id>] (the same object as
+// `arena tournament status --json`), polled every few seconds while the
+// tournament can still change: progress, standings with intervals, the
+// crosstable, per-pair statistics, for an SPRT its LLR over games against the
+// bounds, and the games with links to their replays.
+
+import { fetchJSON } from "./api.js";
+import { el, formatWhen } from "./dom.js";
+
+const POLL_MS = 2000;
+const SVG = "http://www.w3.org/2000/svg";
+const $ = (id) => document.getElementById(id);
+const idMatch = location.pathname.match(/^\/tournaments\/(\d+)$/);
+const root = $("tournament");
+
+function signed(value, digits = 0) {
+  const text = Math.abs(value).toFixed(digits);
+  if (Number(text) === 0) return text;
+  return value > 0 ? `+${text}` : `\u2212${text}`;
+}
+
+function setConnection(status, text) {
+  const node = $("connection");
+  node.dataset.status = status;
+  node.textContent = text;
+}
+
+// The list --------------------------------------------------------------------
+
+function listTable(rows) {
+  if (!rows.length) return el("p", { class: "muted" }, "No tournaments yet.");
+  return el("table", { class: "tournaments" },
+    el("thead", {}, el("tr", {},
+      el("th", { scope: "col", class: "num" }, "#"),
+      el("th", { scope: "col" }, "Name"),
+      el("th", { scope: "col" }, "Game"),
+      el("th", { scope: "col" }, "Format"),
+      el("th", { scope: "col" }, "Status"),
+      el("th", { scope: "col", class: "num" }, "Games"))),
+    el("tbody", {}, rows.map((row) => el("tr", { dataset: { id: row.id } },
+      el("td", { class: "num" }, row.id),
+      el("th", { scope: "row" }, el("a", { href: `/tournaments/${row.id}` }, row.name || `Tournament ${row.id}`)),
+      el("td", {}, row.game),
+      el("td", {}, row.format),
+      el("td", {}, el("span", { class: "status-badge", dataset: { status: row.status } },
+        row.verdict ? `${row.status} (${row.verdict})` : row.status)),
+      el("td", { class: "num" }, `${row.games} / ${row.total}`)))));
+}
+
+async function showList() {
+  try {
+    const data = await fetchJSON("/api/tournaments");
+    $("overview-body").replaceChildren(listTable(data.tournaments));
+    root.dataset.status = "ready";
+    setConnection("polling", "");
+  } catch (error) {
+    $("overview-body").replaceChildren(el("p", { class: "error" }, `Unavailable: ${error.message}`));
+  }
+}
+
+// One tournament ----------------------------------------------------------------
+
+function overview(t) {
+  const p = t.progress;
+  const s = t.settings;
+  const items = [
+    ["Status", el("span", { class: "status-badge", dataset: { status: t.status } }, t.status)],
+    ["Game", t.game],
+    ["Format", t.format],
+    ["Bots", t.bots.length],
+    ["Time", `${s.move_ms} ms/move${s.bank_ms ? ` + ${s.bank_ms} ms bank` : ""}`],
+    ["Openings", `${t.openings.source} (${t.openings.count})`],
+    ["Playing", p.playing],
+    ["Started", t.started_at ? formatWhen(t.started_at) : "not yet"],
+  ];
+  if (t.leader) items.push(["Leader", `${t.leader.bot} ${signed(t.leader.rating)} ± ${Math.round(t.leader.ci95)}`]);
+  return [
+    el("dl", { class: "tournament-meta" }, items.map(([k, v]) => el("div", {}, el("dt", {}, k), el("dd", {}, v)))),
+    el("progress", { class: "tournament-progress", id: "progress", max: p.total, value: p.done }),
+    el("p", { class: "muted small" },
+      `${p.done} of ${p.total} games done: ${p.counted} played, ${p.forfeits} forfeited, ${p.void} void; `
+      + `${p.pairs_complete} complete game pairs.`),
+  ];
+}
+
+function standingsTable(rows) {
+  return el("table", { class: "standings" },
+    el("thead", {}, el("tr", {},
+      el("th", { scope: "col", class: "num" }, "Rank"),
+      el("th", { scope: "col" }, "Bot"),
+      el("th", { scope: "col", class: "num" }, "Rating"),
+      el("th", { scope: "col", class: "num" }, "± 95%"),
+      el("th", { scope: "col", class: "num" }, "Points"),
+      el("th", { scope: "col", class: "num" }, "W / D / L"))),
+    el("tbody", {}, rows.map((row) => el("tr", { dataset: { bot: row.bot } },
+      el("td", { class: "num" }, row.rank_low === row.rank_high ? row.rank : `${row.rank} (${row.rank_low}–${row.rank_high})`),
+      el("th", { scope: "row", class: row.removed ? "removed" : null }, row.bot),
+      el("td", { class: "num rating" }, signed(row.rating)),
+      el("td", { class: "num" }, Math.round(row.ci95)),
+      el("td", { class: "num" }, `${row.points} / ${row.scored_games}`),
+      el("td", { class: "num" }, `${row.wins} / ${row.draws} / ${row.losses}`)))));
+}
+
+function crosstableTable(cross) {
+  const bots = cross.bots;
+  return el("table", { class: "crosstable" },
+    el("thead", {}, el("tr", {},
+      el("th", { scope: "col" }, ""),
+      bots.map((_, j) => el("th", { scope: "col", class: "num", title: bots[j] }, j + 1)),
+      el("th", { scope: "col", class: "num" }, "Total"))),
+    el("tbody", {}, bots.map((bot, i) => el("tr", { dataset: { bot } },
+      el("th", { scope: "row" }, `${i + 1} ${bot}`),
+      cross.cells[i].map((cell, j) => {
+        if (i === j) return el("td", { class: "self" }, "×");
+        if (!cell) return el("td", { class: "num muted" }, "–");
+        const share = cell.points / cell.games;
+        const tone = share > 0.5 ? "good" : share < 0.5 ? "bad" : null;
+        return el("td", { class: `num${tone ? ` ${tone}` : ""}`, dataset: { points: cell.points, games: cell.games } },
+          `${cell.points} / ${cell.games}`);
+      }),
+      el("td", { class: "num" }, `${cross.totals[i].points} / ${cross.totals[i].games}`)))));
+}
+
+function meetingsTable(meetings) {
+  return el("table", { class: "meetings" },
+    el("thead", {}, el("tr", {},
+      el("th", { scope: "col" }, "Bots"),
+      el("th", { scope: "col", class: "num" }, "W / D / L"),
+      el("th", { scope: "col", class: "num" }, "Pentanomial"),
+      el("th", { scope: "col", class: "num" }, "Elo"),
+      el("th", { scope: "col", class: "num" }, "LOS"))),
+    el("tbody", {}, meetings.map((m) => el("tr", {},
+      el("th", { scope: "row" }, `${m.bots[0]} – ${m.bots[1]}`),
+      el("td", { class: "num" }, `${m.wins} / ${m.draws} / ${m.losses}`),
+      el("td", { class: "num", title: "LL, LD+DL, LW+DD+WL, DW+WD, WW" }, m.pentanomial.join(" ")),
+      el("td", { class: "num" }, `${signed(m.elo, 1)} ± ${m.elo95.toFixed(1)}${m.pairs ? "" : " (games)"}`),
+      el("td", { class: "num" }, `${(100 * m.los).toFixed(1)}%`)))));
+}
+
+function gamesTable(games) {
+  const result = (score) => (score === 1 ? "1–0" : score === 0 ? "0–1" : "½–½");
+  return el("table", { class: "games" },
+    el("thead", {}, el("tr", {},
+      el("th", { scope: "col", class: "num" }, "Pair"),
+      el("th", { scope: "col" }, "First"),
+      el("th", { scope: "col" }, "Second"),
+      el("th", { scope: "col" }, "Opening"),
+      el("th", { scope: "col", class: "num" }, "Result"),
+      el("th", { scope: "col" }, "Replay"))),
+    el("tbody", {}, games.slice().reverse().map((g) => el("tr", { dataset: { match: g.match_id } },
+      el("td", { class: "num" }, `${g.pair}.${g.game + 1}`),
+      el("td", {}, g.players[0]),
+      el("td", {}, g.players[1]),
+      el("td", { class: "mono" }, g.opening),
+      el("td", { class: "num" }, result(g.score)),
+      el("td", {}, el("a", { href: `/matches/${encodeURIComponent(g.match_id)}` }, g.match_id))))));
+}
+
+function svg(tag, attrs = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+/** LLR against games played, with the two bounds, as an SVG line chart. */
+function sprtChart(sprt) {
+  const width = 640, height = 260, left = 44, right = 12, top = 12, bottom = 30;
+  const history = sprt.history.length ? sprt.history : [[0, 0]];
+  const maxGames = Math.max(2, ...history.map(([g]) => g));
+  const values = history.map(([, llr]) => llr).concat([sprt.lower, sprt.upper, 0]);
+  const low = Math.min(...values) * 1.1, high = Math.max(...values) * 1.1;
+  const x = (g) => left + (g / maxGames) * (width - left - right);
+  const y = (v) => top + ((high - v) / (high - low)) * (height - top - bottom);
+  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "sprt-chart", role: "img",
+    "aria-label": `LLR ${sprt.llr.toFixed(2)} between ${sprt.lower.toFixed(2)} and ${sprt.upper.toFixed(2)}` });
+  chart.append(
+    svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }),
+    svg("line", { class: "bound upper", x1: left, x2: width - right, y1: y(sprt.upper), y2: y(sprt.upper) }),
+    svg("line", { class: "bound lower", x1: left, x2: width - right, y1: y(sprt.lower), y2: y(sprt.lower) }),
+    svg("text", { x: 4, y: y(sprt.upper) + 4 }, `H1 ${sprt.upper.toFixed(2)}`),
+    svg("text", { x: 4, y: y(sprt.lower) + 4 }, `H0 ${sprt.lower.toFixed(2)}`),
+    svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
+    svg("text", { x: width - right, y: height - 8, "text-anchor": "end" }, `${maxGames} games`),
+    svg("text", { x: left, y: height - 8 }, "0"),
+    svg("polyline", { class: "llr", points: history.map(([g, v]) => `${x(g).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }),
+  );
+  return chart;
+}
+
+function showSprt(sprt) {
+  $("sprt-panel").hidden = !sprt;
+  if (!sprt) return;
+  const verdict = sprt.verdict === "H0" || sprt.verdict === "H1"
+    ? `${sprt.verdict} accepted after ${sprt.verdict_games} games`
+    : sprt.verdict ? "stopped at max games" : "running";
+  $("sprt-verdict").textContent = verdict;
+  $("sprt-body").replaceChildren(
+    el("p", {}, `H0: ${sprt.elo0} Elo, H1: ${sprt.elo1} Elo (${sprt.model}); LLR `,
+      el("strong", { id: "llr" }, sprt.llr.toFixed(3)),
+      ` in [${sprt.lower.toFixed(3)}, ${sprt.upper.toFixed(3)}]; pentanomial ${sprt.pentanomial.join(" ")}`),
+    sprtChart(sprt),
+  );
+}
+
+function show(t) {
+  document.title = `${t.name || `Tournament ${t.id}`} · MCTS Arena`;
+  $("tournament-title").textContent = t.name || `Tournament ${t.id}`;
+  $("overview-heading").textContent = `Tournament ${t.id}`;
+  $("progress-text").textContent = `${t.progress.done} / ${t.progress.total}`;
+  $("overview-body").replaceChildren(...overview(t));
+  root.dataset.status = t.status;
+  showSprt(t.sprt);
+  for (const [panel, body, content] of [
+    ["standings-panel", "standings", t.standings.length ? standingsTable(t.standings) : null],
+    ["crosstable-panel", "crosstable", crosstableTable(t.crosstable)],
+    ["meetings-panel", "meetings", t.meetings.length ? meetingsTable(t.meetings) : null],
+    ["games-panel", "games", t.games.length ? gamesTable(t.games) : null],
+  ]) {
+    $(panel).hidden = !content;
+    if (content) $(body).replaceChildren(content);
+  }
+  $("games-count").textContent = `${t.progress.counted} played${t.games.length < t.progress.counted ? `, latest ${t.games.length} listed` : ""}`;
+}
+
+async function poll() {
+  try {
+    const t = await fetchJSON(`/api/tournaments/${idMatch[1]}`);
+    show(t);
+    setConnection("polling", t.status === "running" ? "live" : "");
+    if (["finished", "cancelled"].includes(t.status)) return;
+  } catch (error) {
+    if (error.status === 404) {
+      $("overview-body").replaceChildren(el("p", { class: "error" }, error.message));
+      root.dataset.status = "missing";
+      return;
+    }
+    setConnection("reconnecting", "reconnecting…");
+  }
+  setTimeout(poll, POLL_MS);
+}
+
+if (idMatch) poll();
+else showList();

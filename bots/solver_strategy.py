@@ -1,0 +1,421 @@
+"""``solver``: perfect Connect Four play when the solver proves it in time, MCTS otherwise.
+
+Each move, within ``time_ms`` (and ``max_nodes`` solver nodes, if given):
+
+1. **Keep the value** (weak). Moves that end the game or hand the opponent
+   an immediate win are settled without a search; an immediate win is
+   played, and a move that is the only one not handing over a win is
+   played at once (it keeps whatever the value is). Otherwise the moves, in
+   the solver's order (most threats created, then central): "does the first
+   one win?", then "does it hold a draw?" until one does, then "does it
+   win?" (that move first), one null-window search per question. The first
+   yes to "win" gives a won position and a winning move; a safe move with
+   no winning one gives a draw; no safe move gives a loss.
+2. **Best score** (strong). In a won or lost position the exact score is
+   narrowed from the proven side and the first move reaching it is played:
+   the fastest win, the slowest loss (a draw-keeping move is already
+   optimal). If the budget runs out here, the step-1 move is played.
+3. **Fallback**. If step 1 does not finish, the move comes from
+   ``mcts-heavy`` (MCTS-Solver with heavy playouts), never one the partial
+   solve proved worse than another move (e.g. losing where a draw exists).
+
+With ``workers=2`` (the default on machines with two or more cores) the
+solver and the MCTS search run side by side in two warm processes, each for
+the whole ``time_ms`` (the search stops early when the solve succeeds); with
+one worker (or ``workers=0``, in process) they run one after the other, the
+MCTS getting what is left once the solver has used its ``solve_share`` of
+the move (0.6 by default). The solver's transposition table stays warm
+between moves in its process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import multiprocessing
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from bots.budget import Budget
+from bots.kernels import DEFAULT_MAX_NODES
+from bots.mcts import RootStats, merge_root_stats, search_task
+from bots.pool import SearchPool
+from bots.solver import Solver, default_solver, forced_score, outcome_of, search_order
+from bots.solver import warm_up as warm_up_solver
+from bots.strategy import SearchInfo, Strategy, StrategyOptionError
+from protocol.games import Connect4State, GameState
+
+DEFAULT_TIME_MS = 100.0
+SOLVE_SHARE = {1: 0.6, 2: 1.0}
+"""Default share of the move spent solving before the MCTS fallback, by worker count: with
+two workers the other one searches all along, so the solver can keep the whole move."""
+_EXPLORATION = math.sqrt(2)
+_UNKNOWN = (-100, 100)
+
+
+@dataclass
+class RootSolve:
+    """What the solver proved about each move of the root (scores from the mover's view)."""
+
+    bounds: dict[int, tuple[int, int]]
+    move: int | None = None
+    """The move to play when the solve kept the value (None: fall back)."""
+    score: int | None = None
+    """The root's exact score, when found."""
+    outcome: int | None = None
+    """1 win, 0 draw, -1 loss for the mover, when proven."""
+    nodes: int = 0
+    elapsed_s: float = 0.0
+
+    def proofs(self) -> dict[int, int]:
+        """-1 for every move proven worse than another (to be pruned), 0 otherwise."""
+        best_low = max(low for low, _ in self.bounds.values())
+        return {m: (-1 if high < best_low else 0) for m, (low, high) in self.bounds.items()}
+
+
+class _Root:
+    """The step-1 and step-2 searches of one position (see the module docstring)."""
+
+    def __init__(
+        self, solver: Solver, state: Connect4State, deadline: float, max_nodes: int | None
+    ) -> None:
+        self.solver = solver
+        self.state = state
+        self.deadline = deadline
+        self.nodes_left = max_nodes
+        self.moves = search_order(state)
+        self.bounds = dict.fromkeys(self.moves, _UNKNOWN)
+        self.nodes = 0
+        for move in self.moves:  # settle the moves that end the game or hand it over
+            forced = forced_score(state, move)
+            if forced is not None:
+                self.bounds[move] = (forced, forced)
+
+    def ask(self, move: int, threshold: int) -> bool | None:
+        """Whether ``move`` scores at least ``threshold`` (None: out of budget)."""
+        low, high = self.bounds[move]
+        if low >= threshold:
+            return True
+        if high < threshold:
+            return False
+        if self.nodes_left is not None and self.nodes_left <= 0:
+            return None
+        found = self.solver.test_move(self.state, move, threshold, self.deadline, self.nodes_left)
+        self._spent(self.solver.last_nodes)
+        if found is None:
+            return None
+        self.bounds[move] = (max(low, found[0]), min(high, found[1]))
+        return found[0] >= threshold
+
+    def keep_value(self) -> tuple[int | None, int | None, bool]:
+        """Step 1: a move, the value it is proven to keep (1, 0, -1, or None), and whether
+        the move is certain to keep the value even when that value is unknown.
+
+        An immediate win is taken at once, and a move that is the only one not
+        handing the opponent an immediate win keeps the value whatever it is.
+        Otherwise: does the most promising move win? If not, a safe move (draw
+        or better) is looked for, then a winning one (the safe move asked
+        first), so that when the budget runs out early the move in hand at
+        least holds a draw.
+        """
+        lows = {m: low for m, (low, _) in self.bounds.items()}
+        best = max(self.moves, key=lambda m: lows[m])
+        if lows[best] > 0:
+            return best, 1, True
+        open_moves = [m for m in self.moves if self.bounds[m][1] >= 0]
+        if not open_moves:
+            return self.moves[0], -1, True  # every move hands over a win: all equally lost
+        if len(open_moves) == 1:
+            return open_moves[0], None, True
+        # Most positions where the choice matters are won: first ask whether the most
+        # promising move wins, which settles many of them with a single search.
+        answer = self.ask(open_moves[0], 1)
+        if answer is None:
+            return None, None, False
+        if answer:
+            return open_moves[0], 1, True
+        safe = None
+        for move in self.moves:
+            answer = self.ask(move, 0)
+            if answer is None:
+                return None, None, False
+            if answer:
+                safe = move
+                break
+        if safe is None:
+            return self.moves[0], -1, True  # every move loses: step 2 finds the slowest loss
+        for move in [safe] + [m for m in self.moves if m != safe]:
+            answer = self.ask(move, 1)
+            if answer is None:
+                return safe, None, False
+            if answer:
+                return move, 1, True
+        return safe, 0, True
+
+    def best_score(self, keeper: int, value: int) -> tuple[int, int | None]:
+        """Step 2: the optimal move and the root's exact score (keeper, None if out of budget)."""
+        if value == 0:
+            return keeper, 0
+        low = max(low for low, _ in self.bounds.values())
+        if self.nodes_left is not None and self.nodes_left <= 0:
+            return keeper, None
+        if value > 0:
+            low, high = self.solver.bounds_of(
+                self.state, max(low, 1), None, self.deadline, self.nodes_left
+            )
+        else:
+            low, high = self.solver.bounds_of(self.state, low, -1, self.deadline, self.nodes_left)
+        self._spent(self.solver.last_nodes)
+        if low != high:
+            return keeper, None
+        for move in [keeper] + [m for m in self.moves if m != keeper]:
+            answer = self.ask(move, low)
+            if answer:
+                return move, low
+            if answer is None:
+                break
+        return keeper, None
+
+    def _spent(self, nodes: int) -> None:
+        self.nodes += nodes
+        if self.nodes_left is not None:
+            self.nodes_left -= nodes
+
+
+def solve_root(
+    state: Connect4State,
+    deadline: float,
+    max_nodes: int | None = None,
+    solver: Solver | None = None,
+) -> RootSolve:
+    """Steps 1 and 2 for ``state`` until ``deadline`` (a ``time.perf_counter()`` instant)
+    or ``max_nodes``, whichever comes first."""
+    start = time.perf_counter()
+    root = _Root(solver or default_solver(), state, deadline, max_nodes)
+    keeper, value, certain = root.keep_value()
+    move = score = None
+    if keeper is not None and value is not None:
+        move, score = root.best_score(keeper, value)
+    elif certain:
+        move = keeper
+    lows = [low for low, _ in root.bounds.values()]
+    highs = [high for _, high in root.bounds.values()]
+    outcome = value if value is not None else outcome_of(max(lows), max(highs))
+    return RootSolve(
+        dict(root.bounds),
+        move,
+        score,
+        outcome,
+        root.nodes,
+        time.perf_counter() - start,
+    )
+
+
+# Worker-side task ------------------------------------------------------------------
+
+
+_solved_flag: Any = None
+"""In a pool worker: the strategy's shared one-byte flag, raised when the solve succeeds."""
+
+
+def solver_task(
+    role: str,
+    state: Connect4State,
+    time_s: float,
+    seed: int,
+    solve_share: float,
+    max_nodes: int | None = None,
+) -> tuple[RootSolve | None, RootStats | None]:
+    """One worker's part of a move: ``"mcts"`` searches for the whole time (or until the
+    solving worker raises the shared flag), ``"both"`` solves for ``solve_share`` of it,
+    then searches for the rest (if any) when the solve failed."""
+    start = time.perf_counter()
+    solved = None
+    stats = None
+    if role == "both":
+        solved = solve_root(state, start + time_s * solve_share, max_nodes)
+        if solved.move is not None and _solved_flag is not None:
+            _solved_flag[0] = 1
+    if role == "mcts" or (solved is not None and solved.move is None and solve_share < 1):
+        flag = _solved_flag if role == "mcts" else None
+        left = max(time_s - (time.perf_counter() - start), 0.001)
+        stats = search_task(
+            state,
+            None,
+            left,
+            _EXPLORATION,
+            seed,
+            True,
+            "kernel",
+            DEFAULT_MAX_NODES,
+            None if flag is None else (lambda: flag[0] != 0),
+        )
+    return solved, stats
+
+
+def warm_up_task(flag: Any = None) -> float:
+    """Pool warm-up: keep the shared flag, load (or compile) the solver and the heavy MCTS
+    kernels, and allocate the solver's table and the search tree, so that the first move
+    is no slower than the others."""
+    from bots import kernels
+
+    global _solved_flag
+    _solved_flag = flag
+    start = time.perf_counter()
+    warm_up_solver()
+    default_solver()
+    kernels.warm_up("connect4", heavy=True)
+    kernels.process_tree(DEFAULT_MAX_NODES)
+    return time.perf_counter() - start
+
+
+def decide(
+    state: GameState, solved: RootSolve | None, stats: RootStats | None
+) -> tuple[int, float | None]:
+    """The move to play and the root value in [-1, 1] (None when unknown)."""
+    if solved is not None and solved.move is not None:
+        return solved.move, float(solved.outcome) if solved.outcome is not None else None
+    moves = tuple(state.legal_moves())
+    proofs = solved.proofs() if solved is not None else {}
+    pruning = RootStats(
+        moves,
+        (0,) * len(moves),
+        (0.0,) * len(moves),
+        0,
+        0.0,
+        tuple(proofs.get(m, 0) for m in moves),
+    )
+    merged = merge_root_stats([pruning] + ([stats] if stats is not None else []))
+    value = merged.root_value()
+    if solved is not None and solved.outcome is not None:
+        value = float(solved.outcome)
+    return merged.best_move(), value
+
+
+class SolverStrategy(Strategy):
+    """Connect Four: the solver's move when proven within ``time_ms``, else heavy MCTS.
+
+    ``last_search`` reports what chose the move: the solver's nodes (``counts="nodes"``)
+    or the search's simulations;
+    ``value`` is 1, 0 or -1 once the solver proved the win/draw/loss; ``moves``
+    holds the MCTS root statistics only when the search chose the move (empty
+    when the solver did).
+    """
+
+    kind: ClassVar[str] = "solver"
+    OPTIONS: ClassVar[dict[str, type]] = {
+        "time_ms": float,
+        "workers": int,
+        "seed": int,
+        "solve_share": float,
+        "max_nodes": int,
+    }
+
+    def __init__(
+        self,
+        game: str,
+        time_ms: float = DEFAULT_TIME_MS,
+        workers: int | None = None,
+        seed: int | None = None,
+        solve_share: float | None = None,
+        max_nodes: int | None = None,
+    ) -> None:
+        super().__init__(game)
+        if game != "connect4":
+            raise StrategyOptionError(f"solver: plays connect4 only, not {game!r}")
+        if time_ms <= 0:
+            raise StrategyOptionError("solver: time_ms must be > 0")
+        workers = min(os.cpu_count() or 1, 2) if workers is None else workers
+        if workers not in (0, 1, 2):
+            raise StrategyOptionError("solver: workers must be 0 (in process), 1 or 2")
+        if solve_share is None:
+            solve_share = SOLVE_SHARE[max(1, workers)]
+        if not 0 < solve_share <= 1:
+            raise StrategyOptionError("solver: solve_share must be in (0, 1]")
+        if max_nodes is not None and max_nodes < 1:
+            raise StrategyOptionError("solver: max_nodes must be >= 1")
+        self.max_nodes = max_nodes
+        self.time_ms = time_ms
+        self.workers = workers
+        self.solve_share = solve_share
+        self._seeds = random.Random(seed)
+        self._pool: SearchPool | None = None
+        # Raised by the solving worker so the searching one stops early (two workers only).
+        self._flag: Any = multiprocessing.get_context("spawn").RawArray("b", 1)
+        if workers > 0:
+            self._pool = SearchPool(workers, warm_up_task, (self._flag,))
+        else:
+            warm_up_task()
+
+    def describe(self) -> str:
+        """E.g. ``solver(time_ms=100, workers=2)``."""
+        return f"solver(time_ms={self.time_ms:g}, workers={self.workers})"
+
+    def _args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
+        self._flag[0] = 0
+        seed = self._seeds.getrandbits(63)
+        # The strategy's own limit, cut to what the match's clock leaves (bots.budget).
+        time_s = budget.cap_s(None if self.time_ms is None else self.time_ms / 1000.0)
+        roles = ["both", "mcts"] if self.workers == 2 else ["both"]
+        return [(role, state, time_s, seed, self.solve_share, self.max_nodes) for role in roles]
+
+    def _finish(
+        self,
+        results: list[tuple[RootSolve | None, RootStats | None]],
+        state: GameState,
+        start: float,
+    ) -> int:
+        solved = next((r[0] for r in results if r[0] is not None), None)
+        searched = [r[1] for r in results if r[1] is not None]
+        stats = merge_root_stats(searched) if searched else None
+        move, value = decide(state, solved, stats)
+        # Reported is what chose the move: the search's simulations and per-move
+        # statistics, or the solver's nodes.
+        decided_by_search = stats is not None and (solved is None or solved.move is None)
+        counts: Literal["simulations", "nodes"] = "nodes"
+        count = solved.nodes if solved else 0
+        if decided_by_search and stats is not None:
+            count, counts = stats.simulations, "simulations"
+        self.last_search = SearchInfo(
+            simulations=count,
+            counts=counts,
+            elapsed_s=time.perf_counter() - start,
+            value=value,
+            moves=tuple(
+                (m, n, v / n if n else 0.0)
+                for m, n, v in zip(stats.moves, stats.visits, stats.values, strict=True)
+            )
+            if stats is not None and decided_by_search
+            else (),
+            workers=max(self.workers, 1),
+        )
+        return move
+
+    def _choose(self, state: GameState, budget: Budget) -> int:
+        start = time.perf_counter()
+        args = self._args(state, budget)
+        if self._pool is None:
+            results = [solver_task(*a) for a in args]
+        else:
+            results = self._pool.run_all(solver_task, args).result()
+        return self._finish(results, state, start)
+
+    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
+        """Search in the pool while the event loop keeps running."""
+        self._check_state(state)
+        budget = budget or Budget.UNLIMITED
+        if self._pool is None:
+            return await asyncio.to_thread(self._choose, state, budget)
+        start = time.perf_counter()
+        args = self._args(state, budget)
+        results = await asyncio.wrap_future(self._pool.run_all(solver_task, args))
+        return self._finish(results, state, start)
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        super().close()
+        if self._pool is not None:
+            self._pool.close()

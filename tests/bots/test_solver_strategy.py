@@ -1,0 +1,114 @@
+"""The ``solver`` strategy: perfect moves when solved, pruned MCTS otherwise, in its pool."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+import pytest
+
+from bots import StrategyOptionError, make_strategy, make_strategy_from_spec
+from bots.mcts import RootStats
+from bots.solver import analyse, forced_score
+from bots.solver_strategy import RootSolve, decide
+from protocol.games import Connect4State
+
+
+def _positions_where_the_choice_matters(seed: int, count: int) -> list[Connect4State]:
+    """Seeded random-play positions (24-34 stones) where some move loses the value."""
+    rng = random.Random(seed)
+    found: list[Connect4State] = []
+    while len(found) < count:
+        state = Connect4State.initial()
+        target = rng.randint(24, 34)
+        while state.ply < target and state.outcome() is None:
+            state = state.play(rng.choice(state.legal_moves()))
+        if state.outcome() is None:
+            signs = {(s > 0) - (s < 0) for s in analyse(state, weak=True).scores.values()}  # type: ignore[operator]
+            if len(signs) > 1:
+                found.append(state)
+    return found
+
+
+def test_solved_positions_get_the_best_move_in_process() -> None:
+    with make_strategy("solver", game="connect4", time_ms=2000, workers=0) as bot:
+        for state in _positions_where_the_choice_matters(seed=3, count=12):
+            scores = analyse(state).scores
+            move = bot.choose_move(state)
+            assert scores[move] == max(scores.values()), (state.moves, scores, move)  # type: ignore[type-var]
+            assert bot.last_search is not None and bot.last_search.moves == ()  # no MCTS needed
+
+
+def test_lost_positions_get_the_slowest_loss() -> None:
+    rng = random.Random(9)
+    lost: list[Connect4State] = []
+    while len(lost) < 4:
+        state = Connect4State.initial()
+        target = rng.randint(24, 34)
+        while state.ply < target and state.outcome() is None:
+            state = state.play(rng.choice(state.legal_moves()))
+        if state.outcome() is None:
+            scores = analyse(state).scores
+            if max(scores.values()) < 0 and len(set(scores.values())) > 1:  # type: ignore[type-var]
+                lost.append(state)
+    # o to move can block only one end of x's open three: every move hands over a win.
+    hopeless = Connect4State.from_notation("44553")
+    with make_strategy("solver", game="connect4", time_ms=2000, workers=0) as bot:
+        for state in lost:
+            scores = analyse(state).scores
+            assert scores[bot.choose_move(state)] == max(scores.values())  # type: ignore[type-var]
+        assert bot.choose_move(hopeless) in hopeless.legal_moves()
+        assert bot.last_search is not None and bot.last_search.value == -1.0
+
+
+def test_the_pooled_strategy_plays_the_same_solved_moves() -> None:
+    states = _positions_where_the_choice_matters(seed=4, count=4)
+    with make_strategy_from_spec("solver:time_ms=300,workers=2", "connect4") as pooled:
+        assert pooled.describe() == "solver(time_ms=300, workers=2)"
+        for state in states:
+            scores = analyse(state).scores
+            move = asyncio.run(pooled.choose_move_async(state))
+            assert scores[move] == max(scores.values())  # type: ignore[type-var]
+
+
+def test_an_unsolved_position_falls_back_to_mcts_without_losing_moves() -> None:
+    # o to move; column 4 would put o under x's winning cell. Found by seeded random play.
+    state = Connect4State.from_notation("7576576")
+    losing = {m for m in state.legal_moves() if (forced_score(state, m) or 0) < 0}
+    assert losing == {3}
+    with make_strategy("solver", game="connect4", time_ms=80, workers=0, max_nodes=1) as bot:
+        for _ in range(3):
+            assert bot.choose_move(state) not in losing
+            assert bot.last_search is not None and bot.last_search.moves  # MCTS decided
+
+
+def test_decide_never_plays_a_move_proven_worse() -> None:
+    state = Connect4State.initial()
+    moves = tuple(range(7))
+    # The search likes column 0 best, but the solver proved it loses while column 3 draws.
+    stats = RootStats(moves, (900, 10, 10, 50, 10, 10, 10), (0.0,) * 7, 1000, 0.1)
+    bounds = dict.fromkeys(moves, (-100, 100))
+    bounds[0] = (-18, -1)
+    bounds[3] = (0, 18)
+    solved = RootSolve(bounds)
+    move, _ = decide(state, solved, stats)
+    assert move != 0
+    assert decide(state, None, stats)[0] == 0  # without the proof it would have played it
+
+
+def test_a_timed_move_returns_in_time() -> None:
+    with make_strategy("solver", game="connect4", time_ms=50, workers=0) as bot:
+        bot.choose_move(Connect4State.initial())  # kernels and tree warm
+        start = time.perf_counter()
+        bot.choose_move(Connect4State.from_notation("44"))
+        assert time.perf_counter() - start < 1.0
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(StrategyOptionError, match="connect4 only"):
+        make_strategy("solver", game="tictactoe")
+    with pytest.raises(StrategyOptionError, match="workers"):
+        make_strategy("solver", game="connect4", workers=3)
+    with pytest.raises(StrategyOptionError, match="solve_share"):
+        make_strategy("solver", game="connect4", workers=0, solve_share=0)
