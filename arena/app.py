@@ -13,6 +13,12 @@ start and again each time it is rebuilt after rated results (at most once per
 ``mqtt``. Without it the arena behaves exactly the same, minus MQTT.
 A broker that is down never stops the arena (see ``arena.mqtt``).
 
+When the server is one node of several (``allow_multi_node`` on PostgreSQL)
+the broker is shared: the node's status goes to its own topic
+(``arena/v1/server/nodes/<node>/status``), and a ``BrokerFeed`` brings the
+other nodes' matches to this node's spectators and their results to its
+leaderboards (``arena.cluster.broker_feed``).
+
 Errors: ``ValueError`` for a malformed broker URL, raised by the constructor
 so a command can refuse it before anything starts.
 """
@@ -20,10 +26,16 @@ so a command can refuse it before anything starts.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
+from sqlalchemy.engine import make_url
+
+from arena.cluster.broker_feed import BrokerFeed
 from arena.leaderboard import Board
+from arena.live import mqtt_topics
 from arena.live.mqtt import MqttEventSink, MqttPublisher
 from arena.server import ArenaConfig, ArenaServer
+from arena.store import nodes
 from protocol.games import GAMES
 
 MQTT_STOP_TIMEOUT_S = 5.0
@@ -33,11 +45,23 @@ class ArenaApp:
     """An ``ArenaServer`` plus, with ``mqtt_url``, MQTT; see the module docstring."""
 
     def __init__(self, config: ArenaConfig, *, mqtt_url: str | None = None) -> None:
-        self.publisher = MqttPublisher(mqtt_url) if mqtt_url else None
+        status_topic = mqtt_topics.STATUS_TOPIC
+        self._multi_node = (
+            config.allow_multi_node and make_url(config.db_url).get_backend_name() != "sqlite"
+        )
+        if self._multi_node:
+            # Named now, so that the status topic can carry the node's id.
+            node_id = config.node_id or nodes.default_node_id(nodes.identity())
+            config = replace(config, node_id=node_id)
+            status_topic = mqtt_topics.node_status(node_id)
+        self.publisher = MqttPublisher(mqtt_url, status_topic=status_topic) if mqtt_url else None
         sink = None if self.publisher is None else MqttEventSink(self.publisher)
         self.server = ArenaServer(config, sink=sink)
         if self.publisher is not None:
             self.server.health_extras["mqtt"] = self.publisher.status
+        self._mqtt_url = mqtt_url
+        self.feed: BrokerFeed | None = None
+        """The other nodes' matches and results, when several nodes share the broker."""
         self._stopped = False
 
     async def start(self) -> None:
@@ -50,6 +74,19 @@ class ArenaApp:
             if self.publisher is not None:
                 await self.publisher.stop(MQTT_STOP_TIMEOUT_S)
             raise
+        cluster = self.server.cluster
+        if self._mqtt_url is not None and cluster is not None:
+            self.feed = BrokerFeed(
+                self._mqtt_url,
+                is_local=self.server.hub.follows,
+                result_committed=self.server.leaderboards.result_committed,
+                publisher=self.publisher,
+                store=self.server.store,
+                buffer_size=self.server.config.spectator_buffer,
+            )
+            await self.feed.start()
+            self.server.hub.remote = self.feed
+            cluster.orphans_ended = self.feed.orphans_ended
         if self.publisher is not None and self.server.tournaments is not None:
             self.server.tournaments.scheduler.subscribe(self.publisher)
         if self.publisher is not None:
@@ -72,6 +109,8 @@ class ArenaApp:
         try:
             await self.server.shutdown(reason)
         finally:
+            if self.feed is not None:
+                await self.feed.stop()
             if self.publisher is not None:
                 with contextlib.suppress(Exception):
                     await self.publisher.stop(MQTT_STOP_TIMEOUT_S)

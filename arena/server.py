@@ -17,7 +17,9 @@ The parts, each in a module that says what it owns:
 - ``arena.net.api``: the JSON API and the read-only queries; ``arena.live.viewer``: the web
   viewer's pages;
 - ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results;
-- ``arena.store``: persistence, opened here unless one is injected.
+- ``arena.store``: persistence, opened here unless one is injected;
+- ``arena.cluster``: with ``allow_multi_node`` on PostgreSQL, this server as one
+  node of several: the shared seek queue, redirects, orphan sweeps.
 
 Every background task belongs to one ``Supervisor``. Shutdown (``shutdown``
 or leaving the ``async with``) is one path: no new matches or hellos, live
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena import runtime
 from arena.activity import MatchActivity
+from arena.cluster import ClusterNode, default_public_url
 from arena.errors import StartupError
 from arena.leaderboard import Leaderboards
 from arena.live.spectators import EventSink, SpectatorHub
@@ -59,6 +62,7 @@ from arena.play.matchmaker import Matchmaker
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
 from arena.store import DEFAULT_URL, Store
+from arena.store.engine import is_sqlite
 from arena.store.health import HealthState, StoreHealth
 from arena.supervisor import Supervisor
 from protocol.messages import (
@@ -125,6 +129,8 @@ class ArenaConfig:
     """PostgreSQL only, experimental: let several nodes share the database."""
     journal_path: str | None = None
     """Where the recovery journal goes (default: next to a SQLite file; see the store)."""
+    public_url: str | None = None
+    """Several nodes: where bots reach this one (default ``ws(s)://host:port``)."""
     summary_interval_s: float = SUMMARY_EVERY_S
     """How often the log gets a summary line (``arena.metrics``); 0 for never."""
 
@@ -174,6 +180,8 @@ class ArenaServer:
         self.health_extras: dict[str, Any] = {}
         """Extra ``/healthz`` fields (e.g. the MQTT publisher's status) set by plug-ins."""
         self._parts: tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi] | None = None
+        self.cluster: ClusterNode | None = None
+        """This server as a node of several (``allow_multi_node`` on PostgreSQL), once started."""
         self._listener: Listener | None = None
         self._lag = runtime.LoopLag()
         self._unsubscribe: Callable[[], None] = lambda: None
@@ -295,6 +303,11 @@ class ArenaServer:
             await self._listener.start()
         except OSError as exc:
             raise StartupError(_listen_error(config.host, config.port, exc)) from exc
+        if self.cluster is not None:
+            tls = ssl_context is not None
+            url = config.public_url or default_public_url(config.host, self.port, tls)
+            await self.cluster.start(url)
+            self.health_extras["cluster"] = self.cluster.status
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
@@ -314,6 +327,8 @@ class ArenaServer:
         if self._listener is not None:
             self._listener.close()
         await self.supervisor.close(self.config.close_timeout_s)
+        if self.cluster is not None:
+            await self.cluster.close()
         if self._store is not None and self._owns_store:
             await self._store.close()
             self._store = None
@@ -331,6 +346,17 @@ class ArenaServer:
             link_of=lambda bot: self.gateway.link_of(bot),
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
         )
+        cluster = None
+        if config.allow_multi_node and not is_sqlite(store.engine):
+            cluster = self.cluster = ClusterNode(
+                store,
+                self.lobby,
+                registry,
+                link_of=lambda bot: self.gateway.link_of(bot),
+                has_capacity=lambda bot: self.gateway.has_capacity(bot),
+                spawn=self.supervisor.spawn,
+                rng=random.Random(config.seed),
+            )
         matchmaker = Matchmaker(
             self.lobby,
             registry,
@@ -338,7 +364,10 @@ class ArenaServer:
             spawn=self.supervisor.spawn,
             tell=lambda bot, message: self.gateway.tell(bot, message),
             store_problem=lambda: None if store.health.ok else store.health.reason,
+            queue=None if cluster is None else cluster.queue,
         )
+        if cluster is not None:
+            cluster.schedule = matchmaker.schedule
         registry.on_change = matchmaker.schedule
         api = ArenaApi(
             store,
@@ -365,6 +394,7 @@ class ArenaServer:
             time_limits=config.time_limits,
             clock=self._clock,
             throttle=LoginThrottle(self._clock),
+            placement=None if cluster is None else cluster.placement,
         )
         return registry, matchmaker, gateway, api
 
@@ -417,6 +447,8 @@ class ArenaServer:
             self._lag.stop()
             self._unsubscribe()
             await self.supervisor.close(self.config.close_timeout_s)
+            if self.cluster is not None:
+                await self.cluster.close()
         finally:
             if self._store is not None and self._owns_store:
                 # Commits what it can; what it cannot goes to the recovery journal.

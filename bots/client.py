@@ -18,12 +18,18 @@ in its own process pool, so this event loop keeps answering pings), and
 ``Budget``: the deadline from ``your_turn``'s clock, the measured round trip
 and the safety margin (``bots.budget``).
 
-A dropped connection is retried with capped, jittered exponential backoff; the
+A dropped connection is retried with capped, jittered exponential backoff
+(with ``fallback_urls``, each URL in turn is tried at once first: the nodes
+of one arena, so the bot fails over to another when one dies); the
 server re-sends ``match_start`` (with the moves so far) and ``your_turn`` to a
 bot that comes back within its grace period, and the bot plays on. A move
 computed while the socket was down is kept and sent when the server asks for
 that ply again. ``wss://`` is verified (``bots.transport``); a certificate
-that fails verification ends ``run`` with ``TLSVerifyError``.
+that fails verification ends ``run`` with ``TLSVerifyError``. A ``redirect``
+(another node hosts the bot's match) is followed at once, under the same
+transport rules; a target that cannot be reached sends the bot back to its
+own URLs, and so does the end of the match it was redirected for (bots stay
+on the nodes they were given, so the nodes keep their share).
 
 The errors raised here are drawn in ``bots.client_errors``.
 """
@@ -80,6 +86,7 @@ from protocol.messages import (
     MatchEnd,
     MatchStart,
     Moved,
+    Redirect,
     Resign,
     Seek,
     ServerMessage,
@@ -138,7 +145,13 @@ class BotClient:
         self.config = config
         self.chooser = chooser
         self.summary = ClientSummary()
-        self._ssl = connection_tls(config.url, config.ca_file, config.insecure)
+        self._tls = {
+            url: connection_tls(url, config.ca_file, config.insecure) for url in config.urls
+        }
+        self._url_index = 0
+        self._redirect_to: str | None = None
+        self._away = False  # connected to a redirect's target, not to one of config.urls
+        self._failures = 0  # connections in a row that ended without a welcome
         self._backoff = backoff or Backoff(config.retry_initial_s, config.retry_max_s)
         self._quit = asyncio.Event()
         self._matches = MatchBook(config.game)
@@ -241,23 +254,31 @@ class BotClient:
         """
         try:
             while not self._quit.is_set():
+                url, self._redirect_to = self._redirect_to or self._home_url(), None
+                self._away = url not in self.config.urls
+                welcomed = False
                 try:
-                    async with self._connect() as ws:
+                    async with self._connect(url) as ws:
                         self.summary.connections += 1
                         await self._session(ws)
                 except InvalidURI as exc:
-                    raise ClientError(f"cannot connect to {self.config.url!r}: {exc}") from exc
+                    raise ClientError(f"cannot connect to {url!r}: {exc}") from exc
                 except ssl.SSLCertVerificationError as exc:
-                    raise verify_failure(self.config.url, exc, self.config.ca_file) from exc
+                    raise verify_failure(url, exc, self.config.ca_file) from exc
                 except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed) as exc:
-                    log.warning("connection to %s failed or dropped: %s", self.config.url, exc)
+                    log.warning("connection to %s failed or dropped: %s", url, exc)
                 finally:
+                    welcomed = self._welcomed
                     self._end_session()
                 if self._forfeiting:  # what was not resigned cannot be any more
                     self._quit.set()
                 self._check_drained()
                 if self._quit.is_set():
                     break
+                if self._redirect_to is not None:
+                    continue  # another node hosts the match: go there now
+                if not self._fail_over(welcomed):
+                    continue
                 delay = self._backoff.next_delay()
                 log.info("reconnecting in %.1f s", delay)
                 with contextlib.suppress(TimeoutError):
@@ -267,16 +288,34 @@ class BotClient:
             await self._searches.cancel_all()
         return self.summary
 
-    def _connect(self) -> connect:
+    def _home_url(self) -> str:
+        return self.config.urls[self._url_index]
+
+    def _fail_over(self, welcomed: bool) -> bool:
+        """After a connection ends: move on to the next URL; whether to wait before it.
+
+        With several URLs each is tried at once in turn; the backoff applies
+        once every URL has failed in a row (a single URL always waits).
+        """
+        urls = self.config.urls
+        self._failures = 0 if welcomed else self._failures + 1
+        if len(urls) == 1:
+            return True
+        self._url_index = (self._url_index + 1) % len(urls)
+        return self._failures >= len(urls)
+
+    def _connect(self, url: str) -> connect:
+        if url not in self._tls:  # a redirect's target, checked when it came
+            self._tls[url] = connection_tls(url, self.config.ca_file, self.config.insecure)
         return connect(
-            self.config.url,
+            url,
             compression=None,
             open_timeout=self.config.open_timeout_s,
             ping_interval=self.config.ping_interval_s,
             ping_timeout=self.config.ping_timeout_s,
             close_timeout=5.0,
             max_size=MAX_SERVER_MESSAGE_BYTES,
-            ssl=self._ssl,
+            ssl=self._tls[url],
         )
 
     async def _session(self, ws: ClientConnection) -> None:
@@ -312,6 +351,8 @@ class BotClient:
                 except Exception:
                     # A client bug on one message must not forfeit every live match.
                     log.exception("failed to handle a %s message", message.type)
+                if self._redirect_to is not None:
+                    break  # closing this connection; run() connects to the target
         finally:
             for helper in helpers:
                 helper.cancel()
@@ -394,6 +435,8 @@ class BotClient:
                 self._on_match_end(message)
             case ChallengeReceived():
                 self._on_challenge(message)
+            case Redirect():
+                self._on_redirect(message)
             case ChallengeDeclined():
                 log.info("%s declined challenge %s", message.by, message.challenge_id)
                 self._challenge_pending = False
@@ -412,6 +455,18 @@ class BotClient:
             self._later(_RESUME_WAIT_S, self._forget_unresumed)
         else:
             self._look_for_match()
+
+    def _on_redirect(self, redirect: Redirect) -> None:
+        try:
+            connection_tls(redirect.url, self.config.ca_file, self.config.insecure)
+        except ClientError as exc:
+            log.error("not following the redirect to %s: %s", redirect.url, exc)
+            return
+        log.info("redirected to %s: %s", redirect.url, redirect.reason or "another node")
+        if redirect.match_id is not None:
+            # Like a match of a dropped connection: resumed there, so no seek meanwhile.
+            self._matches.resumable.add(redirect.match_id)
+        self._redirect_to = redirect.url
 
     def _forget_unresumed(self) -> None:
         gone = self._matches.forget_unresumed()
@@ -486,6 +541,10 @@ class BotClient:
             self._quit.set()
             return
         self._seek_pending = self._challenge_pending = False
+        if self._away and not self._matches.busy():
+            log.info("back to %s", self._home_url())
+            self._redirect_to = self._home_url()  # ends this session; run() connects there
+            return
         self._look_for_match()
 
     def _on_challenge(self, challenge: ChallengeReceived) -> None:

@@ -6,6 +6,10 @@
     arena-bot --url wss://arena.example:8765 --name alice --game connect4 \\
         --strategy "mcts:sims=5000" --games 10
 
+``--url wss://a.example:8765,wss://b.example:8765`` names several nodes of one
+arena: the bot fails over to the next when one fails, and follows the
+``redirect`` a node sends when another hosts its match.
+
 SIGINT/SIGTERM: the bot stops seeking, declines challenges, finishes its
 live matches and exits; a second signal resigns them at once and exits.
 
@@ -50,6 +54,8 @@ TOKEN_ENV = "ARENA_BOT_TOKEN"
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 
+DEFAULT_URL = "ws://127.0.0.1:8765"
+
 log = logging.getLogger("bots.client_cli")
 
 _REFUSAL_HINTS: dict[str, str] = {
@@ -71,8 +77,10 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--url", default="ws://127.0.0.1:8765",
-        help="server URL: wss://HOST:PORT (TLS), or ws:// to this machine",
+        "--url", action="append", type=url_list, metavar="URL[,URL...]",
+        help="server URL: wss://HOST:PORT (TLS), or ws:// to this machine (default "
+        f"{DEFAULT_URL}); several (comma-separated or repeated): nodes of one arena, "
+        "tried in turn when a connection fails or drops",
     )
     parser.add_argument(
         "--ca-file", metavar="FILE",
@@ -128,6 +136,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def url_list(text: str) -> list[str]:
+    """An argparse type: one URL or several, comma-separated."""
+    urls = [url.strip() for url in text.split(",") if url.strip()]
+    if not urls:
+        raise argparse.ArgumentTypeError("no URL given")
+    return urls
+
+
 def positive_int(text: str) -> int:
     """An argparse type: an integer of at least 1."""
     value = int(text)
@@ -171,8 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.challenge is not None and args.challenge == args.name:
         parser.error("a bot cannot challenge itself")
     configure_logging(args.name, args.quiet, args.verbose)
+    urls = [url for group in args.url or [[DEFAULT_URL]] for url in group]
     config = ClientConfig(
-        url=args.url,
+        url=urls[0],
+        fallback_urls=tuple(urls[1:]),
         name=args.name,
         token=token,
         game=args.game,
@@ -189,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         # Checked before the search workers start: a wrong URL should fail in a blink.
-        connection_tls(config.url, config.ca_file, config.insecure)
+        for url in config.urls:
+            connection_tls(url, config.ca_file, config.insecure)
     except ClientError as exc:
         log.error("%s", exc)
         return EXIT_USAGE

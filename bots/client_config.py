@@ -23,11 +23,13 @@ class ClientConfig:
     """How a bot connects and what it asks to play.
 
     ``games=None`` plays forever; ``challenge`` names a bot to challenge
-    instead of seeking. ``ca_file`` trusts only the CAs in that PEM file for
-    a ``wss://`` URL (default: the system's); ``insecure`` allows a plain
-    ``ws://`` URL to a host other than this machine. ``margin_ms`` is the
-    fixed part of each move's safety margin (``bots.budget``). The token is
-    left out of ``repr`` so it never reaches a log.
+    instead of seeking. ``fallback_urls`` are other nodes of the same arena,
+    tried in turn after ``url`` when a connection fails or drops. ``ca_file``
+    trusts only the CAs in that PEM file for a ``wss://`` URL (default: the
+    system's); ``insecure`` allows a plain ``ws://`` URL to a host other than
+    this machine. ``margin_ms`` is the fixed part of each move's safety
+    margin (``bots.budget``). The token is left out of ``repr`` so it never
+    reaches a log.
     """
 
     url: str
@@ -50,6 +52,12 @@ class ClientConfig:
     ca_file: str | None = None
     insecure: bool = False
     margin_ms: float = MARGIN_MS
+    fallback_urls: tuple[str, ...] = ()
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every URL to try, in order: ``url``, then ``fallback_urls``."""
+        return (self.url, *self.fallback_urls)
 
     def __post_init__(self) -> None:
         # Caught here: the server would only answer a bad hello by timing it out.

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import stat
 import subprocess
 import tomllib
@@ -141,18 +142,82 @@ def test_every_command_is_a_console_script_with_arguments_its_parser_accepts(
     bots = set()
     for name, service in services.items():
         if "image" in service and "build" not in service:
-            continue  # not the arena image (mosquitto)
+            continue  # not the arena image (mosquitto, postgres)
         argv = argv_of(service)
         assert argv[0] in console, f"{name}: {argv[0]} is not in [project.scripts]"
         args = parse(parsers[argv[0]](), argv[1:])
         if argv[0] == "arena-bot":
-            bots.add(args.name)
             check_spec(args.strategy)
-            url = re.fullmatch(r"ws://([\w.-]+):(\d+)", args.url)
-            assert url is not None and (url[1], int(url[2])) == ("arena", serve.port), args.url
+            if "cluster" in service.get("profiles", ()):
+                continue  # test_the_cluster_profile_...
+            bots.add(args.name)
+            assert [hosts(urls) for urls in args.url] == [[("arena", serve.port)]], args.url
             assert service["volumes"] == ["tokens:/tokens:ro"]
     assert bots == set(provision.names) and {"random", "alphabeta"} <= bots
     assert len([b for b in bots if b.startswith("mcts")]) >= 2
+
+
+def hosts(urls: list[str]) -> list[tuple[str, int]]:
+    """``ws://HOST:PORT`` URLs as (host, port) pairs."""
+    found = [re.fullmatch(r"ws://([\w.-]+):(\d+)", url) for url in urls]
+    assert all(found), urls
+    return [(url[1], int(url[2])) for url in found if url]
+
+
+def test_the_cluster_profile_runs_two_nodes_on_postgres_with_bots_on_both(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    cluster = {n: s for n, s in services.items() if "cluster" in s.get("profiles", ())}
+    default = set(services) - set(cluster)
+    assert {"postgres", "arena-a", "arena-b", "cluster-provision"} <= set(cluster)
+    assert {"mosquitto", "arena", "provision"} <= default  # `docker compose up` is unchanged
+    nodes = {n: parse(arena_parser(), argv_of(cluster[n])[1:]) for n in ("arena-a", "arena-b")}
+    provision = parse(arena_parser(), argv_of(cluster["cluster-provision"])[1:])
+    assert provision.bots_command == "add" and provision.if_missing
+    for name, node in nodes.items():
+        assert node.command == "serve" and node.allow_multi_node and node.db == provision.db
+        assert node.db.startswith("postgresql+asyncpg://") and "@postgres:" in node.db
+        assert hosts([node.public_url]) == [(name, node.port)]  # where the other sends bots
+        assert parse_broker_url(node.mqtt).host == "cluster-mosquitto"
+        assert cluster[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert len({node.node_id for node in nodes.values()}) == 2
+    assert {s["ports"][0].split(":")[0] for s in (cluster["arena-a"], cluster["arena-b"])} == {
+        "8766", "8767"
+    }  # fmt: skip
+    assert "healthcheck" in cluster["postgres"] and "pgdata" in cluster["postgres"]["volumes"][0]
+    bots = {}
+    for service in cluster.values():
+        if "build" in service and (argv := argv_of(service))[0] == "arena-bot":
+            args = parse(bot_parser(), argv[1:])
+            bots[args.name] = [h for urls in args.url for h in hosts(urls)]
+            assert service["volumes"] == ["cluster-tokens:/tokens:ro"]
+    assert set(bots) == set(provision.names) and len(bots) >= 4
+    # Each bot names both nodes (failover), and each node is the first choice of some bot.
+    assert all(sorted(urls) == [("arena-a", 8765), ("arena-b", 8765)] for urls in bots.values())
+    assert {urls[0][0] for urls in bots.values()} == {"arena-a", "arena-b"}
+
+
+def compose_cli() -> list[str] | None:
+    """``docker compose`` (the plugin), else ``docker-compose`` (v1), else None."""
+    docker = shutil.which("docker")
+    plugin = [docker, "compose"] if docker else []
+    if plugin and subprocess.run([*plugin, "version"], capture_output=True).returncode == 0:
+        return plugin
+    legacy = shutil.which("docker-compose")
+    return [legacy] if legacy else None
+
+
+def test_docker_compose_validates_the_file_with_and_without_the_cluster_profile() -> None:
+    cli = compose_cli()
+    if cli is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed (checked above)")
+    for profile, expected in (([], {"arena", "mosquitto", "provision"}),
+                              (["--profile", "cluster"], {"postgres", "arena-a", "arena-b"})):
+        run = subprocess.run(
+            [*cli, *profile, "config", "--services"], cwd=ROOT, capture_output=True, text=True
+        )  # validates the file offline: no Docker engine is needed
+        assert run.returncode == 0, run.stderr
+        assert expected <= set(run.stdout.split())
 
 
 def test_the_bot_wrapper_passes_the_token_in_the_environment(tmp_path: Path) -> None:

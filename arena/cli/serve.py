@@ -87,7 +87,16 @@ OPTIONS: tuple[Option, ...] = (
         "allow-multi-node",
         bool,
         False,
-        "EXPERIMENTAL, PostgreSQL only: let several servers share the database",
+        "PostgreSQL only: serve one arena from several nodes sharing the database "
+        "(docs/scaling.md)",
+    ),
+    Option(
+        "public-url",
+        str,
+        None,
+        "with --allow-multi-node: where bots reach this node, for redirects from the others "
+        "(default ws://HOST:PORT, wss:// with TLS)",
+        metavar="URL",
     ),
     Option(
         "journal",
@@ -158,6 +167,7 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
         node_id=args.node_id,
         allow_multi_node=args.allow_multi_node,
         journal_path=args.journal,
+        public_url=args.public_url,
         summary_interval_s=args.summary_interval,
     )
 

@@ -165,8 +165,10 @@ class MqttPublisher:
         reconnect_max_s: float = 30.0,
         keepalive_s: int = 15,
         timeout_s: float = 5.0,
+        status_topic: str = topics.STATUS_TOPIC,
     ) -> None:
         self._address = topics.parse_broker_url(url)
+        self._status_topic = status_topic
         self._client_id = client_id
         self._outbox = _Outbox(queue_size)
         self._reconnect_min_s = reconnect_min_s
@@ -182,7 +184,7 @@ class MqttPublisher:
         self._last_error: str | None = None
         self._warned_drops = False
         # First in the retained table, so it is the first thing sent on every connect.
-        self._outbox.remember(_Outgoing(topics.STATUS_TOPIC, ONLINE, 1, True))
+        self._outbox.remember(_Outgoing(status_topic, ONLINE, 1, True))
 
     # What the server calls (never blocks, never raises) ------------------------------
 
@@ -327,7 +329,7 @@ class MqttPublisher:
                     failures, delay = 0, self._reconnect_min_s
                     await self._session(client)
                     # Clean shutdown: the will is not sent on DISCONNECT, so say it ourselves.
-                    await client.publish(topics.STATUS_TOPIC, OFFLINE, qos=1, retain=True)
+                    await client.publish(self._status_topic, OFFLINE, qos=1, retain=True)
                     self._published += 1
                 return
             except Exception as exc:  # whatever it was, the arena plays on
@@ -343,7 +345,7 @@ class MqttPublisher:
             self._address.host,
             self._address.port,
             identifier=self._client_id,
-            will=aiomqtt.Will(topics.STATUS_TOPIC, OFFLINE, qos=1, retain=True),
+            will=aiomqtt.Will(self._status_topic, OFFLINE, qos=1, retain=True),
             keepalive=self._keepalive_s,
             timeout=self._timeout_s,
             clean_session=True,

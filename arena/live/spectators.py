@@ -10,6 +10,10 @@ slows a match or grows memory.
 
 Every snapshot (at match start) and event also goes to the injected
 ``EventSink`` (MQTT later; a no-op by default).
+
+With several nodes, the matches other nodes host are watched through
+``remote`` (``arena.cluster.BrokerFeed``): a ``watch`` of a match this hub
+does not know, or of all matches, is handed to it too.
 """
 
 from __future__ import annotations
@@ -34,6 +38,18 @@ class EventSink(Protocol):
 
     def publish(self, message: Snapshot | Event) -> None:
         """Publish a match's opening snapshot or one of its numbered events; must not block."""
+        ...
+
+
+class RemoteFeeds(Protocol):
+    """The matches of other nodes, watched through the broker (``arena.cluster.BrokerFeed``)."""
+
+    def watch(self, watcher: Watcher, match_id: str | None, since: int | None) -> None:
+        """Send ``watcher`` a remote match (after ``since``), or all remote live matches."""
+        ...
+
+    def unwatch(self, watcher: Watcher, match_id: str | None) -> None:
+        """Stop sending ``watcher`` one remote match, or all of them."""
         ...
 
 
@@ -107,6 +123,8 @@ class SpectatorHub:
         self._live: dict[str, _Feed] = {}
         self._recent: OrderedDict[str, _Feed] = OrderedDict()
         self._watch_all: set[Watcher] = set()
+        self.remote: RemoteFeeds | None = None
+        """Other nodes' matches (several nodes only)."""
 
     # MatchObserver ------------------------------------------------------------------
 
@@ -167,8 +185,13 @@ class SpectatorHub:
             self._watch_all.add(watcher)
             for feed in list(self._live.values()):
                 watcher.send(feed.match.snapshot(feed.seq))
+            if self.remote is not None:
+                self.remote.watch(watcher, None, since)
             return
         found = self._live.get(match_id) or self._recent.get(match_id)
+        if found is None and self.remote is not None:
+            self.remote.watch(watcher, match_id, since)
+            return
         if found is None:
             raise ProtocolError(ErrorCode.NO_SUCH_MATCH, f"no live or recent match {match_id}")
         if match_id in self._live:
@@ -188,6 +211,12 @@ class SpectatorHub:
                 feed.watchers.discard(watcher)
         elif match_id in self._live:
             self._live[match_id].watchers.discard(watcher)
+        if self.remote is not None:
+            self.remote.unwatch(watcher, match_id)
+
+    def follows(self, match_id: str) -> bool:
+        """True for a match this hub feeds (live here, or finished here lately)."""
+        return match_id in self._live or match_id in self._recent
 
     def live_matches(self) -> list[Match]:
         """The matches in progress."""

@@ -18,6 +18,10 @@ connection. A move is refereed on the spot, inside ``data_received``.
 
 Each connection's messages take effect in the order they were sent, even
 when one must wait for the database (``arena.net.inorder``).
+
+When several nodes serve one arena (``placement``, ``arena.cluster``), a bot
+whose live match another node hosts is sent a ``redirect`` there instead of
+``welcome``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -65,6 +69,7 @@ from protocol.messages import (
     LeaderboardQuery,
     LeaderboardReply,
     Move,
+    Redirect,
     Resign,
     Seek,
     ServerMessage,
@@ -170,6 +175,7 @@ class Gateway:
         time_limits: TimeLimits,
         clock: Clock,
         throttle: LoginThrottle,
+        placement: Callable[[str], Awaitable[Redirect | None]] | None = None,
     ) -> None:
         self.limits = limits
         self._auth = auth
@@ -181,6 +187,8 @@ class Gateway:
         self._time_limits = time_limits
         self._clock = clock
         self.throttle = throttle
+        self._placement = placement
+        """Several nodes: a bot whose match another node hosts is redirected there."""
         self.bots: dict[str, WebSocketConnection] = {}
         """The bots online, by name."""
         self.max_matches: dict[str, int] = {}
@@ -392,6 +400,12 @@ class Gateway:
         if session.hello_timer is not None:
             session.hello_timer.cancel()
             session.hello_timer = None
+        if hello.role == "bot" and self._placement is not None:
+            redirect = await self._placement(hello.name or "")
+            if redirect is not None:
+                conn.send(redirect)
+                conn.close(CloseCode.REDIRECTED, "redirected to another node")
+                return
         conn.role = hello.role
         if hello.role == "spectator":
             session.spectator = True

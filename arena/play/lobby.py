@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from protocol.errors import ProtocolError
@@ -94,6 +94,70 @@ def check_game(game: str) -> None:
         )
 
 
+def closest_pairs(candidates: Iterable[Seek]) -> list[tuple[Seek, Seek]]:
+    """Pair ``candidates``, closest ratings first (ties: the longest waiting, by ``order``).
+
+    Each pair is (older seek, newer seek); a bot is paired at most once. Only
+    seeks of one game and time control pair. Within such a group every seek
+    is another bot's (``Lobby.seek`` refuses a second), so once a group is
+    sorted by (rating, order) the best pair is always two neighbours. A heap
+    of neighbouring pairs, keyed (rating gap, newer seek's order, older
+    seek's order), yields the pairs in the order a scan of all pairs would
+    pick them, in O(n log n) rather than O(n^2): with hundreds of seekers the
+    scan stalled the event loop for seconds.
+    """
+    seeks: list[Seek] = []
+    prev: list[int] = []
+    nxt: list[int] = []
+    heap: list[tuple[float, int, int, int, int]] = []
+
+    def push(i: int, j: int) -> None:
+        a, b = seeks[i], seeks[j]
+        if a.bot == b.bot:  # never pair a bot with itself
+            return
+        gap = abs(a.rating - b.rating)
+        heapq.heappush(heap, (gap, max(a.order, b.order), min(a.order, b.order), i, j))
+
+    groups: dict[tuple[str, TimeControl], list[Seek]] = {}
+    for seek in candidates:
+        groups.setdefault((seek.game, seek.time_control), []).append(seek)
+    by_bot: dict[str, list[int]] = {}
+    for group in groups.values():
+        group.sort(key=lambda s: (s.rating, s.order))
+        for k, seek in enumerate(group):
+            i = len(seeks)
+            seeks.append(seek)
+            prev.append(i - 1 if k > 0 else -1)
+            nxt.append(i + 1 if k + 1 < len(group) else -1)
+            by_bot.setdefault(seek.bot, []).append(i)
+            if k > 0:
+                push(i - 1, i)
+    alive = [True] * len(seeks)
+
+    def unlink(i: int) -> None:
+        alive[i] = False
+        p, n = prev[i], nxt[i]
+        if p >= 0:
+            nxt[p] = n
+        if n >= 0:
+            prev[n] = p
+        if p >= 0 and n >= 0:
+            push(p, n)
+
+    pairs: list[tuple[Seek, Seek]] = []
+    while heap:
+        *_, i, j = heapq.heappop(heap)
+        if not (alive[i] and alive[j] and nxt[i] == j):
+            continue  # a neighbour pair that a pairing since then broke up
+        a, b = sorted((seeks[i], seeks[j]), key=lambda s: s.order)
+        for bot in (a.bot, b.bot):
+            for k in by_bot[bot]:
+                if alive[k]:
+                    unlink(k)
+        pairs.append((a, b))
+    return pairs
+
+
 class Lobby:
     """Seeks and challenges of the connected bots; see the module docstring."""
 
@@ -130,72 +194,18 @@ class Lobby:
         """Pair waiting seekers, closest ratings first (ties: the longest waiting).
 
         A bot is paired at most once per call, so one with room for a single
-        match that seeks two games does not start both.
-
-        Only seeks of one game and time control pair, and within such a group
-        every seek is another bot's (``seek`` refuses a second), so once a group
-        is sorted by (rating, order) the best pair is always two neighbours. A
-        heap of neighbouring pairs, keyed (rating gap, newer seek's order, older
-        seek's order), yields the pairs in the order a scan of all pairs would
-        pick them, in O(n log n) rather than O(n^2) per pairing: with hundreds
-        of seekers the scan stalled the event loop for seconds.
+        match that seeks two games does not start both (``closest_pairs``).
         """
-        seeks: list[Seek] = []
-        prev: list[int] = []
-        nxt: list[int] = []
-        heap: list[tuple[float, int, int, int, int]] = []
-
-        def push(i: int, j: int) -> None:
-            a, b = seeks[i], seeks[j]
-            if a.bot == b.bot:  # cannot happen (see above); never pair a bot with itself
-                return
-            gap = abs(a.rating - b.rating)
-            heapq.heappush(heap, (gap, max(a.order, b.order), min(a.order, b.order), i, j))
-
-        groups: dict[tuple[str, TimeControl], list[Seek]] = {}
         # Capacity cannot change during this synchronous call: ask once per seek.
-        for seek in self._seeks:
-            if self._has_capacity(seek.bot):
-                groups.setdefault((seek.game, seek.time_control), []).append(seek)
-        by_bot: dict[str, list[int]] = {}
-        for group in groups.values():
-            group.sort(key=lambda s: (s.rating, s.order))
-            for k, seek in enumerate(group):
-                i = len(seeks)
-                seeks.append(seek)
-                prev.append(i - 1 if k > 0 else -1)
-                nxt.append(i + 1 if k + 1 < len(group) else -1)
-                by_bot.setdefault(seek.bot, []).append(i)
-                if k > 0:
-                    push(i - 1, i)
-        alive = [True] * len(seeks)
+        ready = [seek for seek in self._seeks if self._has_capacity(seek.bot)]
+        pairs = closest_pairs(ready)
+        if pairs:
+            self.remove_seeks({seek.order for pair in pairs for seek in pair})
+        return [self._pairing(a.game, a.bot, b.bot, a.time_control) for a, b in pairs]
 
-        def unlink(i: int) -> None:
-            alive[i] = False
-            p, n = prev[i], nxt[i]
-            if p >= 0:
-                nxt[p] = n
-            if n >= 0:
-                prev[n] = p
-            if p >= 0 and n >= 0:
-                push(p, n)
-
-        pairings: list[Pairing] = []
-        taken: set[int] = set()
-        while heap:
-            *_, i, j = heapq.heappop(heap)
-            if not (alive[i] and alive[j] and nxt[i] == j):
-                continue  # a neighbour pair that a pairing since then broke up
-            a, b = sorted((seeks[i], seeks[j]), key=lambda s: s.order)
-            for bot in (a.bot, b.bot):
-                for k in by_bot[bot]:
-                    if alive[k]:
-                        unlink(k)
-            taken.update((a.order, b.order))
-            pairings.append(self._pairing(a.game, a.bot, b.bot, a.time_control))
-        if taken:
-            self._seeks = [s for s in self._seeks if s.order not in taken]
-        return pairings
+    def remove_seeks(self, orders: set[int]) -> None:
+        """Remove the seeks numbered ``orders`` (paired elsewhere)."""
+        self._seeks = [s for s in self._seeks if s.order not in orders]
 
     def _pairing(self, game: str, a: str, b: str, tc: TimeControl) -> Pairing:
         players = (a, b) if self._rng.random() < 0.5 else (b, a)

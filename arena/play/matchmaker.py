@@ -7,6 +7,10 @@ most one pass is pending at a time. While the store cannot commit
 stored, so none is played. The seekers wait in the lobby, each told once
 per outage why (``store_unavailable``), and the server calls ``schedule``
 again when the store recovers.
+
+With a ``SeekQueue`` (several nodes sharing a database, ``arena.cluster``) a
+pass pairs through it instead of the lobby alone, and the queue hears of
+each match it paired once the match has started.
 """
 
 from __future__ import annotations
@@ -15,15 +19,28 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 from arena.errors import StoreDegradedError
 from arena.play.lobby import Lobby, Pairing
-from arena.play.match import Spawn
+from arena.play.match import Match, Spawn
 from arena.play.registry import MatchRegistry
 from protocol.errors import ProtocolError
 from protocol.messages import Error, ErrorCode, ServerMessage
 
 log = logging.getLogger(__name__)
+
+
+class SeekQueue(Protocol):
+    """Where a pass pairs from instead of the lobby (``arena.cluster.SharedSeekQueue``)."""
+
+    async def pair(self) -> list[Pairing]:
+        """One pairing pass: the pairings to start here."""
+        ...
+
+    def started(self, pairing: Pairing, match: Match) -> None:
+        """The match of ``pairing`` has started."""
+        ...
 
 
 class Matchmaker:
@@ -38,6 +55,7 @@ class Matchmaker:
         spawn: Spawn,
         tell: Callable[[str, ServerMessage], None],
         store_problem: Callable[[], str | None] = lambda: None,
+        queue: SeekQueue | None = None,
     ) -> None:
         self._lobby = lobby
         self._registry = registry
@@ -45,6 +63,7 @@ class Matchmaker:
         self._spawn = spawn
         self._tell = tell
         self._store_problem = store_problem
+        self._queue = queue
         self._pending = False
         self._stopped = False
         self._told: set[str] = set()
@@ -73,11 +92,14 @@ class Matchmaker:
             self._hold(problem)
             return
         self._told.clear()
-        for pairing in self._lobby.pair():
+        pairings = self._lobby.pair() if self._queue is None else await self._queue.pair()
+        for pairing in pairings:
             if self._stopped:
                 return
             try:
-                await self._registry.start(pairing)
+                match = await self._registry.start(pairing)
+                if self._queue is not None:
+                    self._queue.started(pairing, match)
             except StoreDegradedError as exc:
                 # The store began failing during this pass: the pair waits for the next one.
                 await self._requeue(pairing)

@@ -182,6 +182,10 @@ class StoreCore:
         never touched, and two nodes cleaning at once end each orphan once.
         Returns how many matches this call ended.
         """
+        return len(await self.abort_orphan_matches())
+
+    async def abort_orphan_matches(self) -> list[str]:
+        """``abort_orphans``, returning the ids of the matches this call ended."""
         async with self._write() as session:
             return await nodes.abort_orphans(session, self._identity)
 

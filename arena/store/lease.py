@@ -152,6 +152,6 @@ async def claim(
         "node %s holds the database %s (%s)",
         node_id,
         url,
-        "alone" if exclusive else "shared with other nodes: experimental",
+        "alone" if exclusive else "shared with other nodes",
     )
     return lease

@@ -23,6 +23,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -110,6 +111,29 @@ class Node(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    public_url: Mapped[str | None] = mapped_column(String(512))
+    """Where bots reach the node (``ws://host:port``); set by nodes that share the database."""
+
+
+class QueuedSeek(Base):
+    """A seek waiting in the queue that nodes sharing a database pair from
+    (``arena.cluster.seek_queue``); ``local_id`` is the seek's number on its node."""
+
+    __tablename__ = "seek_queue"
+    __table_args__ = (UniqueConstraint("node_id", "local_id"),)
+
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True
+    )
+    node_id: Mapped[str] = mapped_column(ForeignKey("nodes.id", ondelete="CASCADE"))
+    local_id: Mapped[int] = mapped_column(Integer)
+    bot: Mapped[str] = mapped_column(String(64))
+    game: Mapped[str] = mapped_column(String(32))
+    move_ms: Mapped[int] = mapped_column(Integer)
+    bank_ms: Mapped[int] = mapped_column(Integer)
+    rating: Mapped[float] = mapped_column(Double)
+    movable: Mapped[bool] = mapped_column(Boolean)
+    """False when the bot plays a match on its node: only that node may pair it."""
 
 
 class Move(Base):

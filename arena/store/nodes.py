@@ -215,8 +215,8 @@ def aborted_values(reason: str, now: datetime) -> dict[str, Any]:
     }
 
 
-async def abort_orphans(session: AsyncSession, me: Identity) -> int:
-    """End every live match whose node is gone or unknown; returns how many this call ended."""
+async def abort_orphans(session: AsyncSession, me: Identity) -> list[str]:
+    """End every live match whose node is gone or unknown; returns the ids this call ended."""
     await _exclude_others(session)
     now = await db_now(session)
     live = [node.id for node in await _live_nodes(session, me, now)]
@@ -224,9 +224,10 @@ async def abort_orphans(session: AsyncSession, me: Identity) -> int:
         update(Match)
         .where(Match.status == "live", or_(Match.node_id.is_(None), Match.node_id.not_in(live)))
         .values(aborted_values("the server running the match stopped", now))
+        .returning(Match.id)
         .execution_options(synchronize_session=False)
     )
-    return cast(CursorResult[Any], result).rowcount
+    return list(result.scalars())
 
 
 async def release(session: AsyncSession, node_id: str, abort_matches: bool) -> int:

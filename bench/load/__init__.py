@@ -1,19 +1,14 @@
 """Server load: N concurrent matches between load bots, every move persisted and checked.
 
-Each run starts ``arena serve --port 0`` (on a fresh SQLite file unless ``--db``)
-with 2N bots from ``arena bots add``, played from one client process at nice +5
-(websockets' Sans-I/O client on sockets read with kernel receive times). A bot
-seeks at a seeded time in the warm-up's first half, answers each turn with a
-seeded random legal move after ``--think-ms`` -+ ``--think-jitter``, and seeks
-again until the window closes; then the server stops and the database must hold
-each move the bots saw confirmed, once. Reported: matches live and done,
-moves/s, the server-added latency (move sent -> its ``moved`` in the kernel),
-the bots' p99, server CPU, CPU per move, the DB check, and the target (500
-matches, 5,000 moves/s, p99 <= 10 ms, all persisted). ``--soak MINUTES`` samples
-the server's RSS and ``/healthz`` pauses every 10,000 finished matches (target:
-<= 5 MiB growth from 100,000 to 200,000, no pause over 20 ms). Linux only.
+Each run starts ``arena serve`` (on a fresh SQLite file, or ``--db``; ``--nodes K``: K nodes
+sharing a PostgreSQL ``--db``, bot i on node i mod K) and 2N bots, played from one client
+process at nice +5: seeded seeks, random moves after ``--think-ms`` -+ ``--think-jitter``,
+redirects followed. Then the database must hold each move the bots saw confirmed, once.
+Reported: moves/s, server-added latency, CPU per move, pairing delays (bots on one node /
+two), the DB check and the target (500 matches, 5,000 moves/s, p99 <= 10 ms, all stored).
+``--soak MINUTES`` samples RSS and pauses every 10,000 finished matches (target: <= 5 MiB
+growth from 100,000 to 200,000, no pause over 20 ms). Linux only.
 
     python -m bench.load --think-ms 80 --pairing-window 0.05 --repeat 3  # the target
-    python -m bench.load --matches 50,500 --think-ms 80,160 --db-writer process,inline
-    python -m bench.load --soak 30 --db postgresql+asyncpg://postgres@127.0.0.1/test
+    python -m bench.load --nodes 1,2 --db postgresql+asyncpg://postgres@127.0.0.1/test
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import multiprocessing
 import re
@@ -14,6 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from subprocess import PIPE
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -36,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--think-ms", type=floats, default=[0.0], help="mean think time per move (0)")
     add("--think-jitter", type=floats, default=[0.5], help="think time varies -+ this (0.5)")
     add("--db-writer", type=words, default=["process"], help="process, inline (process)")
+    add("--nodes", type=ints, default=[1], help="arena nodes sharing --db, PostgreSQL (1)")
     add("--repeat", type=int, default=1, help="run every configuration N times, round-robin")
     add("--seconds", type=float, default=20.0, help="the measured window (20)")
     add("--warmup", type=float, default=3.0, help="play before the window opens (3)")
@@ -46,16 +49,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeat < 1 or not all(0 <= j <= 1 for j in args.think_jitter):
         parser.error("--repeat takes a positive count, --think-jitter fractions from 0 to 1")
+    if min(args.nodes) < 1 or (max(args.nodes) > 1 and "postgresql" not in (args.db or "")):
+        parser.error("--nodes above 1 needs --db postgresql+asyncpg://...")
     scalars = {k: getattr(args, k) for k in ("seconds", "warmup", "pairing_window_s", "seed", "db")}
     base = Config(**scalars)
     if soak := args.soak is not None:
         base = replace(base, seconds=60 * args.soak, soak_every=10_000)
-    lists = (args.matches or [200 if soak else 500], args.think_ms, args.think_jitter)
+    fields = ("nodes", "matches", "think_ms", "think_jitter", "db_writer")
+    lists = (args.nodes, args.matches or [200 if soak else 500], args.think_ms, args.think_jitter)
     runs = []
     # Round-robin, so the slow drift of a shared machine spreads over every configuration.
-    for n, think, jitter, writer in list(itertools.product(*lists, args.db_writer)) * args.repeat:
-        config = replace(base, matches=n, think_ms=think, think_jitter=jitter, db_writer=writer)
-        print(f"== {n} matches, think {think:g} ms -+{jitter:.0%}, {writer} writer", flush=True)
+    for values in list(itertools.product(*lists, args.db_writer)) * args.repeat:
+        config = replace(base, **dict(zip(fields, values, strict=True)))
+        print("==", ", ".join(f"{k} {v}" for k, v in zip(fields, values, strict=True)), flush=True)
         runs.append(run := run_once(config))
         misses, errors = "; ".join(run.misses()) or "none", dict(run.errors) or "none"
         print(f"{table([run])}\nDB: {run.db_note}; errors: {errors}; target missed: {misses}")
@@ -74,61 +80,42 @@ def run_once(config: Config) -> Run:
         add = [ARENA, "bots", "add", "--db", db, "--if-missing", "--token-dir", str(tokens)]
         subprocess.run([*add, *names], check=True, stdout=subprocess.DEVNULL)
         bots = [(name, (tokens / name).read_text().strip()) for name in names]
-        serve = [ARENA, "serve", "--port", "0", "--db", db, "--db-writer", config.db_writer]
-        serve += ["--pairing-window", str(config.pairing_window_s)]
-        with Path(tmp, "server.log").open("wb+") as log:
-            server = subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log)
-            try:
-                assert server.stdout is not None
-                for line in server.stdout:  # its first line: arena listening on ws://HOST:PORT
-                    if found := re.search(rb"listening on ws://(\S+?)/?$", line.strip()):
-                        break
-                else:
+        serve = [ARENA, "serve", "--port", "0", "--db", db, "--db-writer", config.db_writer,
+                 "--pairing-window", str(config.pairing_window_s)]  # fmt: skip
+        serve += ["--allow-multi-node"] if config.nodes > 1 else []
+        procs: list[subprocess.Popen[bytes]] = []
+        with contextlib.ExitStack() as stack:
+            servers = []
+            for k in range(config.nodes):
+                log = stack.enter_context(Path(tmp, f"server{k}.log").open("wb+"))
+                procs.append(server := subprocess.Popen(serve, stdout=PIPE, stderr=log))
+                stack.enter_context(server)  # at the end SIGTERM (it commits, then exits), wait
+                stack.callback(server.terminate)
+                assert server.stdout is not None  # its first line: listening on ws://HOST:PORT
+                if not (found := re.search(rb"on ws://(\S+?)/?$", server.stdout.readline())):
                     log.seek(0)
                     raise RuntimeError(f"arena serve did not start: {log.read()[-2000:].decode()}")
-                run = _play(config, Server(found.group(1).decode(), server.pid), bots)
-            finally:
-                server.terminate()  # SIGTERM: the server commits what it holds, then exits
-                try:
-                    server.communicate(timeout=60)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.communicate()
+                servers.append(Server(found.group(1).decode(), server.pid))
+            # The bots play from a process of their own (one that dies: the wait times out).
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                played = pool.apply_async(client_main, (config, servers, bots))
+                run: Run = played.get(120 + config.warmup + config.seconds + DRAIN_S)
         run.db_ok, run.db_note = asyncio.run(check_db(db, prefix, run))
-        if server.returncode != 0:
-            run.db_ok, run.db_note = False, f"server exit code {server.returncode}; {run.db_note}"
+        if codes := [server.returncode for server in procs if server.returncode != 0]:
+            run.db_ok, run.db_note = False, f"server exit code {codes}; {run.db_note}"
         return run
-
-
-def _play(config: Config, server: Server, bots: list[tuple[str, str]]) -> Run:
-    """The bots' figures, from a client process of their own."""
-    ctx = multiprocessing.get_context("spawn")
-    receiver, sender = ctx.Pipe(duplex=False)
-    client = ctx.Process(target=client_main, args=(config, server, bots, sender))
-    client.start()
-    sender.close()
-    try:  # connecting 1,000 bots takes seconds; a client that died sends nothing (EOFError)
-        if not receiver.poll(120 + config.warmup + config.seconds + DRAIN_S):
-            raise TimeoutError("the client process sent no result")
-        run: Run = receiver.recv()
-    finally:
-        client.join(30)
-        client.kill()
-    return run
 
 
 async def check_db(db: str, prefix: str, run: Run) -> tuple[bool, str]:
     """Every move the bots saw confirmed is stored once (moves are keyed by match and ply), in
     the matches they saw end, and no other match of the run's bots is stored."""
+    ours = sa.select(Bot.id).where(Bot.name.like(f"{prefix}%"))
+    query = sa.select(Match.id, sa.func.count(Move.ply)).where(Match.player0_id.in_(ours))
+    query = query.outerjoin(Move, Move.match_id == Match.id).group_by(Match.id)
     engine = create_async_engine(db)
-    try:
-        async with engine.connect() as conn:
-            ours = sa.select(Bot.id).where(Bot.name.like(f"{prefix}%"))
-            query = sa.select(Match.id, sa.func.count(Move.ply)).where(Match.player0_id.in_(ours))
-            query = query.outerjoin(Move, Move.match_id == Match.id).group_by(Match.id)
-            stored: dict[str, int] = {m: n for m, n in await conn.execute(query)}
-    finally:
-        await engine.dispose()
+    async with engine.connect() as conn:
+        stored: dict[str, int] = {m: n for m, n in await conn.execute(query)}
+    await engine.dispose()
     total, seen = sum(stored.values()), run.match_moves
     note = f"{total} moves stored / {run.moves} confirmed in {len(stored)} matches"
     if stored != seen:

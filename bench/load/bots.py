@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -30,56 +31,51 @@ class Server:
     address: str  # host:port
     pid: int
 
-    def cpu_seconds(self) -> tuple[float, float]:
-        """CPU time so far of the server process, and of its children (the SQLite writer)."""
-        tasks = Path(f"/proc/{self.pid}/task").glob("*/children")  # the writer's is a worker's
-        children = [int(pid) for task in tasks for pid in task.read_text().split()]
-        return cpu_seconds(self.pid), sum(cpu_seconds(child) for child in children)
-
-    def rss_mib(self) -> float:
-        """The server process's resident memory (``VmRSS``), in MiB."""
-        status = Path(f"/proc/{self.pid}/status").read_text()
-        return int(status.split("VmRSS:")[1].split()[0]) / 1024
-
-    def health(self) -> dict[str, Any]:
-        """``GET /healthz`` (blocking); empty when the server does not answer within 5 s."""
-        try:
-            with urllib.request.urlopen(f"http://{self.address}/healthz", timeout=5) as reply:
-                return dict(json.load(reply))
-        except (OSError, ValueError):
-            return {}
+    def sample(self) -> tuple[float, dict[str, Any]]:
+        """Its resident memory (``VmRSS``) in MiB, and ``GET /healthz`` (blocking; empty when
+        it does not answer within 5 s)."""
+        status, url = Path(f"/proc/{self.pid}/status").read_text(), f"http://{self.address}/healthz"
+        rss = int(status.split("VmRSS:")[1].split()[0]) / 1024
+        with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as r:
+            return rss, dict(json.load(r))
+        return rss, {}
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (0 once it is gone)."""
+def cpu_seconds(pid: int, command: str = "") -> float:
+    """User + system CPU time of a process (0 once it is gone, or unless it runs ``command``)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        name, stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)
     except OSError:
         return 0.0
-    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    fields = stat.split()
+    ticks = int(fields[11]) + int(fields[12]) if name.endswith(f"({command}") or not command else 0
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class _Bot:
-    """One bot: a seeded random legal move after its think time; a new seek after each match."""
+    """One bot: a seeded random legal move after its think time; a new seek after each match.
+    A ``redirect`` (another node hosts its match) is followed at once."""
 
-    def __init__(self, crowd: _Crowd, name: str, seed: int) -> None:
-        self.crowd, self.name, self.run = crowd, name, crowd.run
+    def __init__(self, crowd: _Crowd, name: str, token: str, home: str, seed: int) -> None:
+        self.crowd, self.name, self.run, self.home = crowd, name, crowd.run, home
         self.wire: Wire  # set by connect(), before anything else happens
         self.rng, self.think_rng = random.Random(seed), random.Random(-1 - seed)
         self.seat, self.seeking, self.moved_seen, self.pending_ply = -1, False, 0, -1
         self.sent_at, self.sent_ns, self.move_prefix = 0.0, 0, ""
+        self.sought_at, self.moved_node, self.away = 0.0, False, False  # redirected to a match?
         control = {"move_ms": 30_000, "bank_ms": 0}  # far more than a load bot ever takes
         self.seek_text = json.dumps({"type": "seek", "game": "connect4", "time_control": control})
+        hello = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": name}
+        self.hello = json.dumps({**hello, "token": token, "max_matches": 1})
 
-    async def connect(self, url: str, token: str) -> None:
+    async def connect(self, url: str) -> None:
         async with self.crowd.gate:  # more handshakes at once only overflow the listen backlog
             self.wire = await Wire.open(url, self.on_text, timeout=30.0)
-        hello = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": self.name}
-        self.wire.send(json.dumps({**hello, "token": token, "max_matches": 1}))
+        self.wire.send(self.hello)
 
-    def seek(self) -> None:
+    def seek(self, _connected: object = None) -> None:
         if not self.crowd.stopping:
-            self.seeking = True
+            self.seeking, self.sought_at = True, time.perf_counter()
             self.wire.send(self.seek_text)
 
     def on_text(self, frame: bytes) -> None:
@@ -88,8 +84,7 @@ class _Bot:
         if kind == "moved":
             self.moved_seen += 1
             if msg["player"] == self.seat and msg["ply"] == self.pending_ply:
-                run.moves += 1
-                self.pending_ply = -1
+                run.moves, self.pending_ply = run.moves + 1, -1
                 if crowd.window[0] <= self.sent_at < crowd.window[1]:
                     run.window_moves += 1
                     run.client_ms.append((time.perf_counter() - self.sent_at) * 1000.0)
@@ -104,16 +99,26 @@ class _Bot:
             else:
                 self.send_move(reply)
         elif kind == "match_start":
-            self.seat, self.seeking, self.moved_seen = msg["you"], False, 0
+            self.seat, self.seeking, self.moved_seen = msg["you"], False, len(msg["moves"])
             self.move_prefix = f'{{"type":"move","match_id":{json.dumps(msg["match_id"])},"ply":'
             crowd.in_match += 1
+            crowd.started(msg["match_id"], self.sought_at, self.moved_node)
+            self.moved_node = False
+        elif kind == "redirect":  # its match is on another node: it goes there
+            self.moved_node = self.away = True
+            self.wire.close()
+            crowd.loop.create_task(self.connect(msg["url"]))
         elif kind == "match_end":
             crowd.in_match -= 1
             if self.seat == 0:  # each match counted once, by its first player
                 run.match_moves[msg["match_id"]] = self.moved_seen
                 run.window_ended += crowd.window[0] <= time.perf_counter() < crowd.window[1]
-            self.seat = -1
-            self.seek()
+            self.seat, away, self.away = -1, self.away, False
+            if not away:
+                self.seek()
+            else:  # back to its own node to seek, as arena-bot goes
+                self.wire.close()
+                crowd.loop.create_task(self.connect(self.home)).add_done_callback(self.seek)
         elif kind == "error":
             run.errors[msg.get("code", "?")] += 1
 
@@ -125,40 +130,56 @@ class _Bot:
 class _Crowd:
     """All the bots on one event loop; what they and the server did in the window."""
 
-    def __init__(self, config: Config, server: Server) -> None:
-        self.config, self.server, self.run = config, server, Run(config)
-        self.loop, self.think_s = asyncio.get_running_loop(), config.think_ms / 1e3
+    def __init__(self, config: Config, servers: Sequence[Server]) -> None:
+        self.config, self.servers, self.run = config, servers, Run(config)
+        self.server, self.think_s = servers[0], config.think_ms / 1e3  # the soak samples servers[0]
+        self.loop: asyncio.AbstractEventLoop  # set by play()
         self.window, self.stopping, self.in_match = (float("inf"),) * 2, False, 0
         self.gate = asyncio.Semaphore(50)
+        self.halves: dict[str, tuple[float, bool]] = {}  # match -> its first start's seek, moved
+
+    def started(self, match_id: str, sought_at: float, moved: bool) -> None:
+        """A bot's match_start: the second one of a match gives the match's pairing delay."""
+        if (first := self.halves.pop(match_id, None)) is None:
+            self.halves[match_id] = (sought_at, moved)
+        elif self.window[0] <= (now := time.perf_counter()) < self.window[1]:
+            self.run.pair_ms[first[1] or moved].append((now - max(first[0], sought_at)) * 1e3)
+
+    def cpu(self) -> tuple[float, ...]:
+        """CPU seconds so far: servers, their children (SQLite writers), bots, PostgreSQL."""
+        tasks = [t for s in self.servers for t in Path(f"/proc/{s.pid}/task").glob("*/children")]
+        children = [int(pid) for task in tasks for pid in task.read_text().split()]
+        pg = sum(cpu_seconds(int(p.name), "postgres") for p in Path("/proc").glob("[0-9]*"))
+        servers = sum(cpu_seconds(s.pid) for s in self.servers)
+        return servers, sum(map(cpu_seconds, children)), time.process_time(), pg
 
     async def play(self, bots: Sequence[tuple[str, str]]) -> Run:
-        config, run, url = self.config, self.run, f"ws://{self.server.address}/"
-        players = [_Bot(self, name, config.seed * 100_003 + i) for i, (name, _) in enumerate(bots)]
-        await asyncio.gather(*(bot.connect(url, bots[i][1]) for i, bot in enumerate(players)))
+        self.loop, config, run, n = asyncio.get_running_loop(), self.config, self.run, len(bots)
+        homes = [f"ws://{self.servers[i % len(self.servers)].address}/" for i in range(n)]
+        players = [_Bot(self, name, token, homes[i], config.seed * 100_003 + i)
+                   for i, (name, token) in enumerate(bots)]  # fmt: skip
+        await asyncio.gather(*(bot.connect(bot.home) for bot in players))
         t0 = time.perf_counter()
         self.window = (t0 + config.warmup, t0 + config.warmup + config.seconds)
-        # Bots arrive spread over the first half of the warm-up, as real ones do: had they
-        # all sought at once, their matches would start and end in lockstep.
+        # Bots arrive spread over the warm-up's first half: seeking at once, they would lockstep.
         arrivals = random.Random(config.seed)
         for bot in players:
             self.loop.call_later(arrivals.uniform(0.0, config.warmup / 2), bot.seek)
         await asyncio.sleep(config.warmup)
-        opened, live = (*self.server.cpu_seconds(), time.process_time()), []
+        opened, live = self.cpu(), []
         while time.perf_counter() < self.window[1]:
             live.append(self.in_match / 2)
             if 0 < (done := config.soak_every * (len(run.soak) + 1)) <= len(run.match_moves):
-                health = await asyncio.to_thread(self.server.health)
-                minutes, rss = (time.perf_counter() - t0) / 60, self.server.rss_mib()
-                run.soak.append((done, minutes, rss, health))
+                rss, health = await asyncio.to_thread(self.server.sample)
+                run.soak.append((done, (time.perf_counter() - t0) / 60, rss, health))
                 print(f"  {done:,} matches finished: server RSS {rss:.1f} MiB", flush=True)
             await asyncio.sleep(0.1)
-        closed = (*self.server.cpu_seconds(), time.process_time())
+        closed = self.cpu()
         run.cpu = tuple((b - a) / config.seconds for a, b in zip(opened, closed, strict=True))
         run.live, self.stopping = sum(live) / len(live), True
         for bot in (bot for bot in players if bot.seeking):
             bot.wire.send('{"type":"cancel_seek"}')
-        # A seek paired before the server read its cancel still starts a match within a
-        # pairing window; wait that long, then until every match is over.
+        # A seek paired before its cancel still starts a match: wait a window, then the matches.
         now = time.perf_counter()
         quiet_at, deadline = now + config.pairing_window_s + 0.5, now + DRAIN_S
         while time.perf_counter() < deadline and (self.in_match or time.perf_counter() < quiet_at):
@@ -170,11 +191,7 @@ class _Crowd:
         return run
 
 
-def client_main(config: Config, server: Server, bots: Sequence[Any], out: Any) -> None:
-    """The client process: play ``bots``; send back their ``Run`` (or the failure)."""
+def client_main(config: Config, servers: Sequence[Server], bots: Sequence[Any]) -> Run:
+    """The client process: play ``bots``; their ``Run``."""
     os.nice(5)  # the load generator yields the shared cores to the server it measures
-
-    async def main() -> Run:
-        return await _Crowd(config, server).play(bots)
-
-    out.send(uvloop.run(main()))  # the event loop `arena serve` runs on; a failure: EOF
+    return uvloop.run(_Crowd(config, servers).play(bots))  # the loop `arena serve` runs on

@@ -31,6 +31,7 @@ class Config:
     seed: int = 1
     db: str | None = None  # None: a fresh SQLite file per run
     soak_every: int = 0  # finished matches between two soak samples (0: no soak)
+    nodes: int = 1  # arena nodes sharing the database (more than 1: PostgreSQL)
 
 
 @dataclass(slots=True)
@@ -42,12 +43,13 @@ class Run:
     window_moves: int = 0
     window_ended: int = 0  # matches
     live: float = 0.0  # mean matches in play
-    cpu: tuple[float, ...] = (0.0, 0.0, 0.0)  # cores: server, its writer process, the bots
-    # Per move sent in the window, until its ``moved`` was handled by the bot's loop, and
-    # until the kernel received it on the bot's socket: what the server added.
+    cpu: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)  # cores: servers, writer, bots, PostgreSQL
+    # Per move sent in the window -> its moved handled by the bot / in the kernel (server's part)
     client_ms: array[float] = field(default_factory=lambda: array("d"))
     server_ms: array[float] = field(default_factory=lambda: array("d"))
     match_moves: dict[str, int] = field(default_factory=dict)  # ended match -> moved seen
+    # Per match started in the window, later seek -> last match_start: players on 1 node, 2.
+    pair_ms: tuple[array[float], ...] = field(default_factory=lambda: (array("d"), array("d")))
     errors: Counter[str] = field(default_factory=Counter)
     soak: list[Mark] = field(default_factory=list)  # a Mark per ``soak_every`` ended matches
     db_ok: bool = False
@@ -65,12 +67,12 @@ class Run:
     def misses(self) -> list[str]:
         """What this run fell short of in the target; empty when it met all of it."""
         n, rate, p99 = self.config.matches, self.moves_per_s, quantile(self.server_ms, 0.99)
-        misses = [f"{n} matches < {TARGET_MATCHES}"] if n < TARGET_MATCHES else []
-        if rate < TARGET_MOVES_PER_S:
-            misses.append(f"{rate:,.0f} moves/s < {TARGET_MOVES_PER_S:,.0f}")
-        if not p99 <= TARGET_P99_MS:  # NaN without kernel receive times
-            misses.append(f"p99 {p99:.2f} ms > {TARGET_P99_MS:g} ms")
-        return misses + ([] if self.db_ok else ["not every move persisted"])
+        return [text for missed, text in (
+            (n < TARGET_MATCHES, f"{n} matches < {TARGET_MATCHES}"),
+            (rate < TARGET_MOVES_PER_S, f"{rate:,.0f} moves/s < {TARGET_MOVES_PER_S:,.0f}"),
+            (not p99 <= TARGET_P99_MS, f"p99 {p99:.2f} ms > {TARGET_P99_MS:g} ms"),  # NaN: missed
+            (not self.db_ok, "not every move persisted"),
+        ) if missed]  # fmt: skip
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -91,8 +93,12 @@ _COLUMNS: tuple[tuple[str, Callable[[Run], float], str], ...] = (
     ("srv us", lambda r: r.us_per_move(0), ".0f"),
     ("bots us", lambda r: r.us_per_move(2), ".0f"),
     ("all us", lambda r: r.us_per_move(0, 1, 2), ".0f"),
+    ("pg us", lambda r: r.us_per_move(3), ".0f"),
+    ("pair p99", lambda r: quantile(r.pair_ms[0], 0.99), ".1f"),
+    ("x-node p99", lambda r: quantile(r.pair_ms[1], 0.99), ".1f"),
 )
-_HEADER = ("matches", "think ms", "jitter", "writer", *(c[0] for c in _COLUMNS), "DB", "target")
+_HEADER = ("nodes", "matches", "think ms", "jitter", "writer", *(c[0] for c in _COLUMNS), "DB",
+           "target")  # fmt: skip
 
 
 def row(runs: Sequence[Run]) -> tuple[str, ...]:
@@ -103,7 +109,7 @@ def row(runs: Sequence[Run]) -> tuple[str, ...]:
         cells.append(format(statistics.median(known), fmt) if known else "n/a")
     met, c = sum(not r.misses() for r in runs), runs[0].config
     target = ("met" if met else "missed") if len(runs) == 1 else f"{met}/{len(runs)} met"
-    label = (str(c.matches), f"{c.think_ms:g}", f"{c.think_jitter:g}", c.db_writer)
+    label = (str(c.nodes), str(c.matches), f"{c.think_ms:g}", f"{c.think_jitter:g}", c.db_writer)
     return (*label, *cells, "OK" if all(r.db_ok for r in runs) else "MISMATCH", target)
 
 
@@ -121,8 +127,8 @@ def legend(runs: Sequence[Run]) -> str:
     """What the columns mean, and how many runs met the target."""
     budget = (os.cpu_count() or 1) / TARGET_MOVES_PER_S * 1e6
     return (
-        "p50/p99/max: server-added latency (move sent -> its moved in the kernel); client p99:"
-        f" -> handled by the bot; us: CPU per move (all: with the writer; budget {budget:.0f})\n"
+        "p50/p99/max: server-added latency (move -> moved in the kernel; client: handled); us: CPU"
+        f" per move (budget {budget:.0f}; all: +writer); pair: later seek -> last match_start\n"
         f"target: {TARGET_MATCHES} matches, {TARGET_MOVES_PER_S:,.0f} moves/s, p99 <="
         f" {TARGET_P99_MS:g} ms, all persisted: met in {sum(not r.misses() for r in runs)}"
         f" of {len(runs)} runs"
@@ -133,12 +139,11 @@ def soak_report(marks: Sequence[Mark]) -> str:
     """The server's memory and pauses per milestone of finished matches; the soak verdict."""
     lines, pauses = ["finished  minutes  RSS MiB   +MiB  gc max ms  loop lag max ms"], [NAN]
     for i, (done, minutes, rss, health) in enumerate(marks):
-        # Where /healthz does not report them (yet), the pauses stay n/a.
-        gc, lag = health.get("gc") or {}, health.get("loop_lag_ms") or {}
+        gc, lag = health.get("gc") or {}, health.get("loop_lag_ms") or {}  # n/a where absent
         pauses += [float(gc.get("max_pause_ms", NAN)), float(lag.get("max", NAN))]
         grew = f"{rss - marks[i - 1][2]:+.1f}" if i else ""
-        figures = f"{done:8,d} {minutes:8.1f} {rss:8.1f} {grew:>6} {pauses[-2]:10.1f}"
-        lines.append(f"{figures} {pauses[-1]:16.1f}")
+        gc_ms, lag_ms = pauses[-2:]
+        lines.append(f"{done:8,d} {minutes:8.1f} {rss:8.1f} {grew:>6} {gc_ms:10.1f} {lag_ms:16.1f}")
     rss_at = {done: rss for done, _, rss, _ in marks}
     growth = rss_at[SOAK_TO] - rss_at[SOAK_FROM] if {SOAK_FROM, SOAK_TO} <= rss_at.keys() else NAN
     worst = max((p for p in pauses if not math.isnan(p)), default=NAN)  # of every sample

@@ -17,12 +17,10 @@ _ANCILLARY_BYTES = socket.CMSG_SPACE(struct.calcsize("@ll"))
 
 
 class Wire:
-    """A websocket client whose socket the event loop reads with ``recvmsg``, keeping the time
-    the kernel received the data (``SO_TIMESTAMPNS``) as ``received_ns`` before the messages
-    go to ``on_text``: a latency measured to it leaves out this busy process's own delay.
-    websockets' ``ClientProtocol`` speaks the protocol, driven as its Sans-I/O guide says. A
-    send the kernel does not take whole means the server stopped reading: the wire is lost.
-    """
+    """A websocket client (websockets' ``ClientProtocol``, driven as its Sans-I/O guide says)
+    whose socket is read with ``recvmsg``, keeping the kernel's receive time (``SO_TIMESTAMPNS``)
+    as ``received_ns``: a latency measured to it leaves out this busy process's own delay. A
+    send the kernel does not take whole means the server stopped reading: the wire is lost."""
 
     def __init__(self, sock: socket.socket, url: str, on_text: Callable[[bytes], None]) -> None:
         self.on_text, self.received_ns, self._sock = on_text, 0, sock

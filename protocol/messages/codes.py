@@ -117,3 +117,5 @@ class CloseCode(enum.IntEnum):
     """The protocol version in ``hello`` is not supported (``unsupported_version``)."""
     REPLACED = 4001
     """A newer connection took over this bot name."""
+    REDIRECTED = 4002
+    """Another node hosts this bot's match: reconnect to the ``redirect`` message's URL."""

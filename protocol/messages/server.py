@@ -31,6 +31,7 @@ from protocol.messages.values import (
     GAME_NAME,
     MAX_PLY,
     MOVE,
+    SERVER_ID,
     Analysis,
     BotName,
     Clocks,
@@ -277,6 +278,23 @@ class Error(Message):
         return cls(str(exc.code), exc.message[:1024], exc.ref)
 
 
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Redirect(Message):
+    """Reconnect to ``url`` (another node of the same arena) and say ``hello`` there.
+
+    A node sends it when a match of yours is hosted by another node (``match_id``;
+    it waits for you there as after a reconnect), then closes the connection
+    with code 4002. Your token goes to ``url``: apply the same TLS rules to it.
+    """
+
+    type: ClassVar[str] = "redirect"
+
+    url: Annotated[str, Str(512, r"wss?://[!-~]{1,506}", 1)]
+    match_id: Annotated[str | None, Nullable(SERVER_ID)] = None
+    reason: Annotated[str, _TEXT] = ""
+
+
 ServerMessage = (
     Welcome
     | ChallengeReceived
@@ -290,6 +308,7 @@ ServerMessage = (
     | LeaderboardReply
     | GamesReply
     | Error
+    | Redirect
 )
 """Any message the server may send."""
 
@@ -308,6 +327,7 @@ SERVER_MESSAGE_TYPES: dict[str, type[ServerMessage]] = {
         LeaderboardReply,
         GamesReply,
         Error,
+        Redirect,
     )
 }
 """Server message classes by their ``type``."""

@@ -24,7 +24,7 @@ from arena.store.engine import (
 from arena.store.models import Base
 from protocol.games import Termination
 
-HEAD = "0005"
+HEAD = "0006"
 TABLES = {"bots", "matches", "moves", "ratings", "rating_history", "move_analysis"}
 
 
@@ -37,7 +37,8 @@ def test_one_linear_history_shipped_with_the_package() -> None:
     assert (MIGRATIONS_DIR / "script.py.mako").is_file()
     script = ScriptDirectory.from_config(alembic_config())
     assert script.get_heads() == [HEAD]
-    assert [r.revision for r in script.walk_revisions()] == ["0005", "0004", "0003", "0002", "0001"]
+    revisions = ["0006", "0005", "0004", "0003", "0002", "0001"]
+    assert [r.revision for r in script.walk_revisions()] == revisions
 
 
 async def test_upgrade_from_empty_matches_the_models(tmp_path: Path) -> None:

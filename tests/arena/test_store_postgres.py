@@ -85,7 +85,7 @@ async def two_nodes(fresh_pg: str) -> AsyncIterator[tuple[Store, Store]]:
 async def test_migrated_schema_matches_the_models(fresh_pg: str) -> None:
     store = await Store.open(fresh_pg)
     try:
-        assert await current_revision(store.engine) == "0005"
+        assert await current_revision(store.engine) == "0006"
         async with store.engine.connect() as connection:
             diff = await connection.run_sync(
                 lambda sync: compare_metadata(
@@ -110,7 +110,7 @@ async def test_postgres_writes_inline_even_when_a_writer_process_is_asked_for(
 async def test_two_processes_migrating_at_once(fresh_pg: str) -> None:
     stores = await asyncio.gather(*(Store.open(fresh_pg) for _ in range(3)))
     try:
-        assert [await current_revision(s.engine) for s in stores] == ["0005"] * 3
+        assert [await current_revision(s.engine) for s in stores] == ["0006"] * 3
     finally:
         for store in stores:
             await store.close()

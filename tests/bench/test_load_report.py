@@ -21,7 +21,7 @@ def a_run(moves: int, server_ms: list[float], config: Config = TARGET, ok: bool 
         moves=moves,
         window_moves=moves,
         live=490.0,
-        cpu=(0.6, 0.1, 0.3),
+        cpu=(0.6, 0.1, 0.3, 0.2),
         client_ms=array("d", [v + 1.0 for v in server_ms]),
         server_ms=array("d", server_ms),
         db_ok=ok,
@@ -66,12 +66,12 @@ def test_repeated_configurations_get_a_median_row_and_a_count_of_runs_that_met()
         a_run(30_000, [3.0] * 100, other),  # one run only: no median row
     ]
     lines = table(runs).splitlines()
-    assert lines[0].split()[:4] == ["matches", "think", "ms", "jitter"]
+    assert lines[0].split()[:5] == ["nodes", "matches", "think", "ms", "jitter"]
     assert [line.split()[-1] for line in lines[2:6]] == ["met", "missed", "met", "missed"]
     medians = [line for line in lines if line.lstrip().startswith("median")]
     assert len(medians) == 1
     cells = medians[0].split()
-    assert cells[:2] == ["median", "500"]  # the configuration it is the median of
+    assert cells[:3] == ["median", "1", "500"]  # the configuration it is the median of
     assert cells[-1] == "met" and cells[-2] == "2/3"
     assert "5000" in cells and "1.00" in cells  # the median moves/s and p50 of the three
     assert legend(runs).endswith("met in 2 of 4 runs")
@@ -79,7 +79,7 @@ def test_repeated_configurations_get_a_median_row_and_a_count_of_runs_that_met()
 
 def test_a_cell_without_values_says_n_a() -> None:
     row = table([a_run(50_000, [])]).splitlines()[2].split()
-    assert row.count("n/a") == 4  # p50, p99, max, client p99
+    assert row.count("n/a") == 6  # p50, p99, max, client p99, both pairing delays
     assert row[-2:] == ["OK", "missed"]
 
 

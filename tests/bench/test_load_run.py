@@ -28,7 +28,7 @@ def test_a_short_run_counts_moves_measures_cpu_and_checks_the_database(tmp_path:
     assert all(0.0 < s <= c + 0.5 for s, c in zip(run.server_ms, run.client_ms, strict=True))
     assert run.window_ended > 0 and 0.0 < run.live <= 4.0
     assert not run.errors, run.errors
-    server, writer, bots = run.cpu
+    server, writer, bots, _postgres = run.cpu
     assert server > 0.0 and writer > 0.0 and bots > 0.0  # the writer is the server's child
     assert run.db_ok, run.db_note
     assert run.db_note.startswith(f"{run.moves} moves stored / {run.moves} confirmed")

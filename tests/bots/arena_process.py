@@ -72,14 +72,8 @@ class ArenaProcess:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        proc = self._proc
-        if proc is not None and proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), 20)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        if self._proc is not None:
+            await terminate(self._proc)
 
     @property
     def url(self) -> str:
@@ -100,6 +94,19 @@ class ArenaProcess:
         listed = await self.get(f"/api/matches?status={status}")
         rows = listed["matches"] if isinstance(listed, dict) else listed
         return [await self.get(f"/api/matches/{row['id']}") for row in rows]
+
+
+async def terminate(proc: asyncio.subprocess.Process, timeout: float = 20.0) -> int:
+    """SIGTERM ``proc`` unless it has ended, and wait (SIGKILL after ``timeout`` s); its status."""
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode
 
 
 async def start_bot(

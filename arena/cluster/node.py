@@ -1,0 +1,215 @@
+"""This server as one node of a multi-node arena: pairing across nodes, redirects, orphan sweeps.
+
+``ArenaServer`` makes a ``ClusterNode`` when its store is PostgreSQL and
+``allow_multi_node`` is set. The node
+
+- pairs through the shared ``SharedSeekQueue`` (the ``Matchmaker`` runs its
+  passes; a tick runs one when the table lags the lobby, and again every
+  ``retry_s`` while seeks wait);
+- hosts every match its passes pair and tells the other player's node,
+  through ``NodeChannel``, to send that bot a ``redirect`` to this node's
+  public URL; a bot that meanwhile started a match on its own node cannot
+  move, and its node answers ``refused``, which aborts the new match
+  (unrated, the infrastructure's fault);
+- answers the ``hello`` of a bot whose live match another node hosts with a
+  ``redirect`` there (``placement``), so a bot that connects to any node
+  finds its match;
+- sweeps every ``sweep_s``: the live matches of nodes that are gone (lease
+  expired, or the process dead on this machine) end as aborted, unrated,
+  the infrastructure's fault, exactly once however many nodes sweep
+  (``Store.abort_orphan_matches``); their seeks leave the queue with their
+  node's row. ``orphans_ended`` hears of the ids (the broker feed tells
+  spectators).
+
+No message between nodes is relied upon: a lost ``redirect`` notice leaves
+the bot's seek to go back into the queue after ``REDIRECT_WAIT_S`` and the
+bot's next ``hello`` anywhere finds the match; a lost ``refused`` leaves the
+bot to lose the match by ``disconnect`` after the grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+
+from arena.cluster.channel import NodeChannel
+from arena.cluster.placement import Directory
+from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
+from arena.net.websocket import WebSocketConnection
+from arena.play.lobby import Lobby
+from arena.play.match import Match, Spawn
+from arena.play.registry import MatchRegistry
+from arena.store import Store, nodes
+from protocol.errors import ProtocolError
+from protocol.messages import CloseCode, Redirect
+
+log = logging.getLogger(__name__)
+
+RETRY_S = 1.0
+"""How often a node with waiting seeks runs a pass even if nothing changed here."""
+
+TICK_S = 0.05
+"""How often the node checks whether its queue rows lag its lobby."""
+
+
+class ClusterNode:
+    """The multi-node parts of one server; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        lobby: Lobby,
+        registry: MatchRegistry,
+        *,
+        link_of: Callable[[str], WebSocketConnection | None],
+        has_capacity: Callable[[str], bool],
+        spawn: Spawn,
+        rng: random.Random,
+        sweep_s: float = nodes.HEARTBEAT_S,
+    ) -> None:
+        node_id = store.node_id
+        if node_id is None:
+            raise ValueError("a cluster node needs a store that claimed the database as a node")
+        self.node_id = node_id
+        self._store = store
+        self._registry = registry
+        self._link_of = link_of
+        self._spawn = spawn
+        self._sweep_s = sweep_s
+        self.public_url = ""
+        self.directory = Directory(store.engine, node_id)
+        self.queue = SharedSeekQueue(
+            store.engine,
+            node_id,
+            lobby,
+            has_capacity=has_capacity,
+            playing=registry.playing,
+            rng=rng,
+            on_started=self._host,
+        )
+        dsn = store.engine.url.set(drivername="postgresql")
+        self.channel = NodeChannel(dsn.render_as_string(hide_password=False), node_id, self._heard)
+        self.orphans_ended: Callable[[list[str]], None] | None = None
+        """Told the ids of the matches a sweep of this node ended."""
+        self.schedule: Callable[[], None] = lambda: None
+        """Asks for a pairing pass (``Matchmaker.schedule``), set once the matchmaker exists."""
+        self._sweep_due = asyncio.Event()
+        self.redirects_sent = 0
+
+    async def start(self, public_url: str) -> None:
+        """Publish this node's URL, listen to the other nodes, start the tick and the sweeps."""
+        self.public_url = public_url
+        await self.directory.publish_url(public_url)
+        await self.channel.start()
+        self._spawn(self._tick(), "cluster-tick")
+        self._spawn(self._sweeps(), "cluster-sweep")
+        log.info("node %s joins the arena at %s", self.node_id, public_url)
+
+    def status(self) -> dict[str, object]:
+        """The node's part of ``/healthz``: its id and URL, passes through the shared queue,
+        bots redirected to other nodes, and this node's seeks waiting in the queue."""
+        return {
+            "node": self.node_id,
+            "public_url": self.public_url,
+            "queue_passes": self.queue.passes,
+            "redirected": self.redirects_sent,
+            "queued_seeks": self.queue.queued,
+        }
+
+    async def close(self) -> None:
+        """Stop listening (the supervisor cancels the tick and the sweeps)."""
+        await self.channel.close()
+
+    # A bot's hello --------------------------------------------------------------------
+
+    async def placement(self, bot: str) -> Redirect | None:
+        """The ``redirect`` for a bot whose live match another live node hosts, else None."""
+        if self._registry.of_bot(bot):
+            return None
+        try:
+            hosted = await self.directory.hosted_elsewhere(bot)
+        except Exception as exc:  # the store's health reports a failing database
+            log.debug("cannot look up where %s plays: %s", bot, exc)
+            return None
+        if hosted is None:
+            return None
+        if hosted.gone or not hosted.url:
+            self._sweep_due.set()  # its match is an orphan: end it now, not at the next sweep
+            return None
+        return Redirect(
+            url=hosted.url,
+            match_id=hosted.match_id,
+            reason=f"match {hosted.match_id} is hosted by node {hosted.node_id}",
+        )
+
+    # Matches across nodes -------------------------------------------------------------
+
+    def _host(self, match: Match, remote: RemoteSeat) -> None:
+        """A match paired here waits for ``remote``: its node redirects it to us."""
+        message = {
+            "kind": "redirect",
+            "bot": remote.bot,
+            "match": match.match_id,
+            "url": self.public_url,
+            "node": self.node_id,
+        }
+        self._spawn(self._send(remote.node_id, message), f"redirect-{match.match_id}")
+
+    async def _send(self, node_id: str, message: dict[str, str]) -> None:
+        await self.channel.send(node_id, message)
+
+    def _heard(self, message: dict[str, object]) -> None:
+        kind, match_id = message.get("kind"), str(message.get("match"))
+        if kind == "redirect":
+            self._redirect(str(message["bot"]), match_id, str(message["url"]), str(message["node"]))
+        elif kind == "refused":
+            with contextlib.suppress(ProtocolError):
+                self._registry.get(match_id).abort(
+                    f"{message.get('bot')} could not move to the node hosting the match"
+                )
+        else:
+            log.warning("ignoring a node message of kind %r", kind)
+
+    def _redirect(self, bot: str, match_id: str, url: str, host: str) -> None:
+        self.queue.taken(bot)
+        conn = self._link_of(bot)
+        if conn is None:
+            log.info("bot %s, paired into match %s on node %s, has left", bot, match_id, host)
+            return
+        if self._registry.playing(bot) > 0:
+            log.warning("bot %s plays here now: it cannot join match %s on %s", bot, match_id, host)
+            refusal = {"kind": "refused", "bot": bot, "match": match_id}
+            self._spawn(self._send(host, refusal), f"refuse-{match_id}")
+            return
+        self.redirects_sent += 1
+        conn.send(Redirect(url=url, match_id=match_id, reason=f"match {match_id} is on {host}"))
+        conn.close(CloseCode.REDIRECTED, "redirected to another node")
+
+    # Background -------------------------------------------------------------------------
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            if self.queue.wants_pass(RETRY_S):
+                self.schedule()
+
+    async def _sweeps(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._sweep_s):
+                    await self._sweep_due.wait()
+            self._sweep_due.clear()
+            try:
+                ended = await self._store.abort_orphan_matches()
+            except Exception as exc:  # the store's health reports a failing database
+                log.debug("orphan sweep failed: %s", exc)
+                continue
+            if ended:
+                log.warning(
+                    "ended %d matches of nodes that are gone: %s", len(ended), ", ".join(ended)
+                )
+                if self.orphans_ended is not None:
+                    self.orphans_ended(ended)
