@@ -453,6 +453,8 @@ class _DemoRun:
                 bot = BotProcess(name, spec, argv, {**os.environ, "ARENA_BOT_TOKEN": tokens[name]})
                 await bot.start(output.fileno())
                 self.bots.append(bot)
+        # The duration is play time: a first run's kernel compile does not eat into it.
+        self.started = time.monotonic()
 
     def print_banner(self) -> None:
         """Where everything is: URLs, files, and each bot's pid and strategy."""
@@ -552,7 +554,10 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         help=f"pause between moves, so people can follow (default {DEMO_PACE_MS}; 0: none)",
     )
     demo.add_argument(
-        "--duration", type=float, metavar="SECONDS", help="stop by itself after this long"
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="stop by itself this long after the bots started",
     )
     demo.add_argument(
         "--refresh", type=float, default=2.0, metavar="SECONDS", help="leaderboard redraw period"
