@@ -213,14 +213,16 @@ class BotProcess:
 
 
 def _terminate_with_parent() -> None:
-    """In the child before it runs: SIGTERM when the launcher dies (Linux's PR_SET_PDEATHSIG).
+    """In the child before it runs: SIGHUP when the launcher dies (Linux's PR_SET_PDEATHSIG).
 
     A launcher killed outright (SIGKILL) cannot stop its bots, and a bot without
-    its server would retry connecting forever.
+    its server would retry connecting forever. SIGHUP, not SIGTERM: a SIGTERM'd
+    bot would first try to finish its live match on the server that died with
+    the launcher; on SIGHUP it gives the match up and exits at once.
     """
     if sys.platform == "linux":
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
 
 
 PR_SET_PDEATHSIG = 1

@@ -336,20 +336,21 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
     db = tmp_path / "local.db"
     command = [
         sys.executable, "-m", "arena", "tournament", "run", "--db", str(db), "--game", "connect4",
-        "--games-per-pair", "4", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
+        "--games-per-pair", "6", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
     ]  # fmt: skip
     runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert runner.stdout is not None
         port = int(runner.stdout.readline().split("server on port ")[1].split(",")[0])
-        wait_for(str(db), 1, lambda s: s["progress"]["counted"] >= 1, timeout=60)
+        # The file itself, read fast: the kill lands while a game is live.
+        wait_for_file(db, lambda finished, live: finished >= 1 and live >= 1, timeout=60)
         assert len(_bots_on_port(port)) == 2
         runner.kill()  # SIGKILL: no chance to stop the bots itself
         runner.wait(10)
         deadline = time.monotonic() + 10
         while _bots_on_port(port) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _bots_on_port(port) == []  # they got SIGTERM when their parent died
+        assert _bots_on_port(port) == []  # they got SIGHUP when their parent died
     finally:
         if runner.poll() is None:
             runner.kill()
@@ -357,4 +358,4 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
         [*command, "--resume"], capture_output=True, text=True, timeout=120, check=False
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert status_of(str(db), 1)["progress"]["counted"] == 4
+    assert status_of(str(db), 1)["progress"]["counted"] == 6
