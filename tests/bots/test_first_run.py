@@ -13,8 +13,8 @@ def test_a_slow_warm_up_is_announced_and_timed() -> None:
     with compile_notice(out, after_s=0.02):
         time.sleep(0.2)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "compiling search kernels (first run only)…"
-    assert lines[1].startswith("compiled search kernels in ") and len(lines) == 2
+    assert lines[0].startswith("preparing the search kernels (compiled on a machine's first run")
+    assert lines[1].startswith("search kernels ready in ") and len(lines) == 2
 
 
 def test_a_warm_up_from_the_cache_says_nothing() -> None:
