@@ -57,6 +57,7 @@ from arena.errors import (
     StoreDegradedError,
     StoreError,
 )
+from arena.play.guests import GUEST_ACCOUNT
 from arena.ratings import DEFAULT_K
 from arena.store import nodes, queries
 from arena.store.analysis import AnalysisStore
@@ -189,6 +190,29 @@ class Store(AnalysisStore):
             # Another process registered the same name between our check and insert.
             raise BotExistsError(name) from error
         return token
+
+    async def _guest_account(self) -> int:
+        """The id of ``GUEST_ACCOUNT``, created on first use (its token is never told)."""
+        try:
+            async with self._write() as session:
+                bot_id = await session.scalar(select(Bot.id).where(Bot.name == GUEST_ACCOUNT))
+                if bot_id is None:
+                    guest = Bot(
+                        name=GUEST_ACCOUNT,
+                        token_hash=hash_token(new_token()),
+                        created_at=_now(),
+                        active=True,
+                    )
+                    session.add(guest)
+                    await session.flush()
+                    bot_id = guest.id
+        except IntegrityError:
+            # Another node created it between our read and insert.
+            async with self._read() as session:
+                bot_id = await session.scalar(select(Bot.id).where(Bot.name == GUEST_ACCOUNT))
+        if bot_id is None:
+            raise NoSuchBotError(GUEST_ACCOUNT)
+        return bot_id
 
     async def list_bots(self, *, include_inactive: bool = False) -> list[BotRecord]:
         """Registered bots by name; removed ones only with ``include_inactive``."""
@@ -362,6 +386,8 @@ class Store(AnalysisStore):
                         )
                     ).all()
                 )
+            if GUEST_ACCOUNT in missing and GUEST_ACCOUNT not in found:
+                found[GUEST_ACCOUNT] = await self._guest_account()
             for name in missing:
                 if name not in found:
                     raise NoSuchBotError(name)
@@ -578,3 +604,7 @@ def check_bot_name(name: str) -> None:
     """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
     if re.fullmatch(NEW_BOT_NAME_PATTERN, name) is None:
         raise InvalidBotNameError(name, BOT_NAME_RULE)
+    if name.lower() == GUEST_ACCOUNT:
+        raise InvalidBotNameError(
+            name, f"another name: {GUEST_ACCOUNT!r} is where guests' matches are recorded"
+        )
