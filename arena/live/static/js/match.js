@@ -9,6 +9,9 @@
 // match is replayed from the record's moves alone (search analysis is not stored);
 // once `arena analyse` solved its moves, the move list marks the blunders and the
 // replay shows the solved value of each position (solved.js).
+//
+// The play page (/play/<bot>, play.js) is this page plus a guest's controls: it
+// imports this module and, once its match starts, calls `openLive(matchId)`.
 
 import { SpectatorSocket, fetchJSON } from "./api.js";
 import { gameFor, positionsAfter } from "./boards/index.js";
@@ -37,7 +40,7 @@ const view = {
 };
 
 const state = {
-  matchId: decodeURIComponent(location.pathname.split("/").filter(Boolean).at(-1) ?? ""),
+  matchId: null, // set by openMatch / openLive
   game: null,
   board: null,
   players: ["", ""],
@@ -524,4 +527,22 @@ setInterval(() => {
   if (isLive()) tickClocks();
 }, 100);
 
-loadFromRecord();
+/** Show match `matchId`: its record, then (while it is live) its live feed. */
+export function openMatch(matchId) {
+  state.matchId = matchId;
+  return loadFromRecord();
+}
+
+/**
+ * Follow match `matchId`, just started, from its live feed alone: its stored row may
+ * not be written yet (it goes with the store's next group commit).
+ */
+export function openLive(matchId) {
+  state.matchId = matchId;
+  state.status = "live";
+  follow();
+}
+
+if (document.body.dataset.mode !== "play") {
+  openMatch(decodeURIComponent(location.pathname.split("/").filter(Boolean).at(-1) ?? ""));
+}
