@@ -236,8 +236,10 @@ class Store(AnalysisStore):
         """Give bot ``name`` a fresh token and return it; its old token stops working.
 
         A removed bot raises ``NoSuchBotError`` unless ``reactivate``, which
-        brings it back with its matches and ratings.
+        brings it back with its matches and ratings. The guest account never
+        gets a token (``InvalidBotNameError``): nobody may log in as it.
         """
+        check_not_guest(name)
         token = new_token()
         async with self._write() as session:
             query = update(Bot).where(Bot.name == name)
@@ -604,6 +606,11 @@ def check_bot_name(name: str) -> None:
     """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
     if re.fullmatch(NEW_BOT_NAME_PATTERN, name) is None:
         raise InvalidBotNameError(name, BOT_NAME_RULE)
+    check_not_guest(name)
+
+
+def check_not_guest(name: str) -> None:
+    """Raise ``InvalidBotNameError`` for the guest account's name (in any case)."""
     if name.lower() == GUEST_ACCOUNT:
         raise InvalidBotNameError(
             name, f"another name: {GUEST_ACCOUNT!r} is where guests' matches are recorded"

@@ -7,7 +7,10 @@ its own match, and its challenges are rate-limited per address.
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,7 +111,12 @@ async def test_api_play_lists_the_bots_online_that_accept_guests(
 
 
 async def test_a_guest_plays_an_unrated_match_stored_under_the_guest_account(
-    server: ArenaServer, store: Store, host_bot: Any, guest: GuestFactory, spectator: Any
+    server: ArenaServer,
+    store: Store,
+    host_bot: Any,
+    guest: GuestFactory,
+    spectator: Any,
+    tmp_path: Path,
 ) -> None:
     alice = await host_bot("alice")
     client, name, start = await guest_match(guest, alice)
@@ -135,6 +143,14 @@ async def test_a_guest_plays_an_unrated_match_stored_under_the_guest_account(
     assert sorted(record.players) == sorted(("alice", GUEST_ACCOUNT))
     assert record.rated is False and record.status == "finished"
     assert await store.rating("alice", "tictactoe") is None
+    # The guest account is not a bot an operator manages: `bots list` leaves it out.
+    listing = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arena", "bots", "list", "--db", str(tmp_path / "arena.db"),
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out = (await listing.communicate())[0].decode()
+    assert listing.returncode == 0 and "alice" in out
+    assert GUEST_ACCOUNT not in out.split()
 
 
 async def test_a_guest_can_move_only_in_its_own_match(
@@ -210,7 +226,9 @@ async def test_guest_challenges_are_rate_limited_per_address(
     assert "too many guest games from your address; retry in" in error.message
 
 
-async def test_no_bot_can_be_registered_as_the_guest_account(store: Store) -> None:
+async def test_no_bot_can_be_registered_or_log_in_as_the_guest_account(store: Store) -> None:
     for name in (GUEST_ACCOUNT, GUEST_ACCOUNT.upper()):
         with pytest.raises(InvalidBotNameError, match="where guests' matches are recorded"):
             await store.add_bot(name)
+    with pytest.raises(InvalidBotNameError, match="where guests' matches are recorded"):
+        await store.reset_token(GUEST_ACCOUNT, reactivate=True)

@@ -95,6 +95,9 @@ async def test_a_person_plays_a_real_bot_from_the_home_page_to_the_replay(
     await play.click()
     await page.wait_for_url("**/play/alpha?game=connect4")
     await expect(page.locator("#play-bot")).to_have_text("alpha")
+    await expect(page.locator("#players .you")).to_have_text(" (you)")
+    you = page.locator("#players .player", has=page.locator(".you"))
+    assert (await you.get_attribute("data-player") or "").startswith("guest.")
     first = True
     seats_seen = set()
     while (state := await play_state(page)) == "your-turn":

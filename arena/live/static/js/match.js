@@ -59,6 +59,7 @@ const state = {
   end: null,
   cursor: null, // null follows the latest position; k shows the position after k moves
   socket: null,
+  you: null, // on the play page: the guest's name, marked "(you)"
 };
 
 // ---------------------------------------------------------------------------
@@ -333,7 +334,8 @@ function renderPlayers() {
     },
     el("span", { class: `chip p${seat}`, "aria-hidden": "true" }),
     el("div", { class: "who" },
-      el("span", { class: "name" }, name, won ? el("span", { class: "crown", title: "winner" }, " ★") : null),
+      el("span", { class: "name" }, name, won ? el("span", { class: "crown", title: "winner" }, " ★") : null,
+        name === state.you ? el("span", { class: "you muted" }, " (you)") : null),
       rating),
     el("div", { class: "clocks" }, clock, bank));
   });
@@ -535,10 +537,12 @@ export function openMatch(matchId) {
 
 /**
  * Follow match `matchId`, just started, from its live feed alone: its stored row may
- * not be written yet (it goes with the store's next group commit).
+ * not be written yet (it goes with the store's next group commit). `you` names the
+ * player the page belongs to (a guest).
  */
-export function openLive(matchId) {
+export function openLive(matchId, { you = null } = {}) {
   state.matchId = matchId;
+  state.you = you;
   state.status = "live";
   follow();
 }

@@ -107,7 +107,7 @@ function onMessage(data) {
       view.resign.hidden = false;
       setState("playing", `You play ${data.you === 0 ? "first" : "second"}, unrated. ` +
         (data.you === 0 ? "Your move." : `${play.bot} is thinking…`));
-      openLive(data.match_id);
+      openLive(data.match_id, { you: play.guest });
       break;
     case "your_turn":
       play.turn = data;
