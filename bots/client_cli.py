@@ -12,6 +12,9 @@ arena: the bot fails over to the next when one fails, and follows the
 
 SIGINT/SIGTERM: the bot stops seeking, declines challenges, finishes its
 live matches and exits; a second signal resigns them at once and exits.
+SIGHUP (its terminal or the program that started it is gone: ``arena demo``
+and ``arena tournament run --local`` have their bots sent SIGHUP when they
+die) resigns the live matches at once and exits.
 
 Exit status: 0 when the ``--games`` are played or a signal stopped the bot
 (the socket is closed and the search workers are stopped either way), 2 for
@@ -73,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Connect a bot to an arena server and play matches with a strategy.",
         epilog=(
             "SIGINT/SIGTERM (Ctrl-C): stop seeking, decline challenges, finish the live "
-            "matches, then exit 0. A second signal resigns the live matches and exits at once."
+            "matches, then exit 0. A second signal resigns the live matches and exits at once; "
+            "so does SIGHUP."
         ),
     )
     parser.add_argument(
@@ -234,7 +238,13 @@ async def _play(config: ClientConfig, spec: str, analysis: bool) -> int:
         if client is not None:
             client.on_signal()  # the first drains, the next forfeits
 
-    undo = install_stop_signals(on_signal)
+    def on_hangup() -> None:
+        nonlocal stopped
+        stopped = True
+        if client is not None:
+            client.forfeit()
+
+    undo = install_stop_signals(on_signal, on_hangup)
     try:
         try:
             # Starting a warm pool can take seconds; a thread keeps signals handled meanwhile.

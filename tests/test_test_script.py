@@ -47,9 +47,13 @@ def check_as_nobody(tmp_path: Path, ci: bool) -> subprocess.CompletedProcess[str
     env = {"PATH": bare_path(tmp_path), "HOME": str(tmp_path)}
     if ci:
         env["CI"] = "true"
+    # A copy nobody can read: the checkout may sit in a directory private to root (mktemp -d).
+    script = tmp_path / "test.sh"
+    shutil.copyfile(ROOT / "test.sh", script)
+    script.chmod(0o755)
     return subprocess.run(
         ["runuser", "-u", "nobody", "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()),
-         "bash", str(ROOT / "test.sh"), "--check"],
+         "bash", str(script), "--check"],
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
 

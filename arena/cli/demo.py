@@ -213,14 +213,16 @@ class BotProcess:
 
 
 def _terminate_with_parent() -> None:
-    """In the child before it runs: SIGTERM when the launcher dies (Linux's PR_SET_PDEATHSIG).
+    """In the child before it runs: SIGHUP when the launcher dies (Linux's PR_SET_PDEATHSIG).
 
     A launcher killed outright (SIGKILL) cannot stop its bots, and a bot without
-    its server would retry connecting forever.
+    its server would retry connecting forever. SIGHUP, not SIGTERM: a SIGTERM'd
+    bot would first try to finish its live match on the server that died with
+    the launcher; on SIGHUP it gives the match up and exits at once.
     """
     if sys.platform == "linux":
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
 
 
 PR_SET_PDEATHSIG = 1
@@ -453,6 +455,8 @@ class _DemoRun:
                 bot = BotProcess(name, spec, argv, {**os.environ, "ARENA_BOT_TOKEN": tokens[name]})
                 await bot.start(output.fileno())
                 self.bots.append(bot)
+        # The duration is play time: a first run's kernel compile does not eat into it.
+        self.started = time.monotonic()
 
     def print_banner(self) -> None:
         """Where everything is: URLs, files, and each bot's pid and strategy."""
@@ -552,7 +556,10 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         help=f"pause between moves, so people can follow (default {DEMO_PACE_MS}; 0: none)",
     )
     demo.add_argument(
-        "--duration", type=float, metavar="SECONDS", help="stop by itself after this long"
+        "--duration",
+        type=float,
+        metavar="SECONDS",
+        help="stop by itself this long after the bots started",
     )
     demo.add_argument(
         "--refresh", type=float, default=2.0, metavar="SECONDS", help="leaderboard redraw period"

@@ -118,9 +118,13 @@ class Router:
         allowed = frozenset(methods) | ({"HEAD"} if "GET" in methods else set())
         self._routes.append(_Route(re.compile(pattern), allowed, handler, body))
 
-    def paths(self) -> list[str]:
-        """Every route's path pattern, in the order the routes were added."""
-        return [route.pattern.pattern for route in self._routes]
+    def routes(self) -> list[tuple[str, str]]:
+        """Every (method, path pattern) answered, ``HEAD`` left out, in the order added."""
+        return [
+            (method, route.pattern.pattern)
+            for route in self._routes
+            for method in sorted(route.methods - {"HEAD"})
+        ]
 
     async def dispatch(self, request: HttpRequest) -> HttpResponse:
         """Answer one request (``path`` may carry a query string, which is parsed here)."""

@@ -32,8 +32,11 @@ def check(schema: dict[str, Any], body: Any) -> None:
 
 
 def check_route(route: str, status: int, body: Any) -> None:
-    """``body`` is what the schema documents for ``route`` answering ``status``."""
-    check(ROUTES[route][str(status)], body)
+    """``body`` is what the schema documents for ``route`` answering ``status``.
+
+    ``route`` is an ``x-routes`` key (``"POST /api/tournaments"``); a bare path means ``GET``.
+    """
+    check(ROUTES[route if " " in route else f"GET {route}"][str(status)], body)
 
 
 def check_def(name: str, body: Any) -> None:

@@ -74,13 +74,14 @@ def test_every_other_json_example_validates_against_its_schema() -> None:
     check_def("ExportRecord", record)
     [h2h] = json_examples("ratings.md")
     check_def("HeadToHead", h2h)
-    mqtt_status, snapshot, moved, ended, result, board = json_examples("mqtt.md")
+    mqtt_status, snapshot, moved, ended, result, board, tournament_event = json_examples("mqtt.md")
     check_def("MqttStatus", mqtt_status)
     for message in (snapshot, moved, ended):
         WIRE.validate(message)
     # A result is the match_end plus the game and the players.
     WIRE.validate({k: v for k, v in result.items() if k not in ("game", "players")})
     check({"$ref": "#/$defs/Leaderboard"}, board)
+    check_def("TournamentEvent", tournament_event)
 
 
 def spaced(n: int) -> str:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from http_schema import check_def
 from mosquitto_fixture import MOSQUITTO, Mosquitto, Recorder
 
 from arena.app import ArenaApp
@@ -53,10 +54,13 @@ async def test_a_tournament_retains_its_state_and_publishes_each_game(tmp_path: 
         assert len(games) == 4 and all(e["tournament"] == 1 for e in games)
         assert sum(e["pair_complete"] for e in games) == 2
         assert {"type": "status", "status": "finished", "tournament": 1} in events
+        for event in events:
+            check_def("TournamentEvent", event)
         async with Recorder(broker.port, state_topic) as late:
             retained = await late.wait_for(lambda m: len(m) == 1)
         assert retained[0].retain
         assert json.loads(retained[0].payload)["progress"]["counted"] == 4
+        check_def("TournamentStatus", json.loads(retained[0].payload))
     finally:
         for bot in bots:
             await bot.close()

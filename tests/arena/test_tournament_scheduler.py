@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from http_schema import ROUTES, check_def, check_route
 
 from arena.server import ArenaServer
 from arena.store import Store
@@ -47,6 +49,8 @@ async def wait_until(server: ArenaServer, tournament_id: int, status: str) -> di
         while True:
             found = await scheduler_of(server).status(tournament_id)
             if found["status"] == status:
+                # JSON-safe, as the API sends it, and as its schema says
+                check_def("TournamentStatus", json.loads(json.dumps(found)))
                 return found
             await asyncio.sleep(0.02)
 
@@ -208,8 +212,14 @@ async def test_the_api_creates_and_steers_with_the_admin_token_only(server: Aren
     token = server.tournaments.admin_token
     body = create_body(settings(("alice", "bob")), OpeningSuite("test", ((4,),)))
 
-    def call(method: str, path: str, data: Any = None, auth: str | None = token) -> Any:
-        return asyncio.to_thread(_http, server, method, path, data, auth)
+    seen: set[tuple[str, int]] = set()
+
+    async def call(method: str, path: str, data: Any = None, auth: str | None = token) -> Any:
+        code, reply = await asyncio.to_thread(_http, server, method, path, data, auth)
+        [route] = [r for r in ROUTES if re.fullmatch(route_pattern(r), f"{method} {path}")]
+        check_route(route, code, reply)  # every answer is the documented body
+        seen.add((route, code))
+        return code, reply
 
     assert (await call("POST", "/api/tournaments", body, None))[0] == 401
     assert (await call("POST", "/api/tournaments", body, "wrong"))[0] == 401
@@ -230,8 +240,16 @@ async def test_the_api_creates_and_steers_with_the_admin_token_only(server: Aren
     code, reply = await call("POST", f"/api/tournaments/{tid}/resume", {})
     assert (code, reply["error"]) == (400, f"tournament {tid} is cancelled: cannot resume it")
     assert (await call("GET", "/api/tournaments/999", None, None))[0] == 404
+    assert (await call("POST", "/api/tournaments/999/pause", {}))[0] == 404
     code, status = await call("GET", f"/api/tournaments/{tid}", None, None)
     assert code == 200 and status["status"] == "cancelled" and status["bots"][1]["name"] == "bob"
+    tournament_routes = {(r, int(c)) for r, codes in ROUTES.items() for c in codes if "/tourn" in r}
+    assert seen == tournament_routes
+
+
+def route_pattern(route: str) -> str:
+    """``"GET /api/tournaments/{id}"`` -> a regex matching the requests it answers."""
+    return re.sub(r"\\\{\w+\\\}", "[^/?]+", re.escape(route))
 
 
 async def test_a_bot_that_stops_moving_loses_on_time_and_the_unrated_tournament_goes_on(

@@ -95,6 +95,28 @@ def wait_for(db: str, tournament_id: int, test: Any, timeout: float = 90.0) -> d
     raise AssertionError(f"the tournament did not get there: {status.get('progress')}")
 
 
+def wait_for_file(db: Path, test: Any, timeout: float = 90.0) -> None:
+    """Poll the SQLite file until ``test(finished, live)`` holds for the tournament matches."""
+    deadline = time.monotonic() + timeout
+    counts: tuple[int, int] = (0, 0)
+    while time.monotonic() < deadline:
+        # No table yet, or a write lock: look again.
+        with (
+            contextlib.suppress(sqlite3.OperationalError),
+            contextlib.closing(sqlite3.connect(db, timeout=0.05)) as connection,
+        ):
+            finished, live = connection.execute(
+                "SELECT count(*) FILTER (WHERE status = 'finished'),"
+                " count(*) FILTER (WHERE status = 'live')"
+                " FROM matches WHERE tournament_id IS NOT NULL"
+            ).fetchone()
+            counts = (finished, live)
+            if test(finished, live):
+                return
+        time.sleep(0.005)
+    raise AssertionError(f"the tournament's matches did not get there: {counts}")
+
+
 def finished_per_slot(db: Path) -> dict[tuple[int, int], int]:
     """(pair, first player's bot id) -> finished matches, read straight from the file."""
     with contextlib.closing(sqlite3.connect(db)) as connection:
@@ -131,7 +153,8 @@ def test_round_robin_survives_sigkill_and_counts_every_pair_once(
     assert "on the server at http://127.0.0.1:" in created.stdout
     tid = int(created.stdout.split()[2])
     bots.start(first.url, tokens)
-    wait_for(db, tid, lambda s: s["progress"]["counted"] >= 3)
+    # Read the file itself, fast: the kill must land while a game is being played.
+    wait_for_file(db_path, lambda finished, live: finished >= 3 and live >= 1)
     assert first.process is not None
     first.process.send_signal(signal.SIGKILL)
     first.process.wait(10)
@@ -313,20 +336,21 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
     db = tmp_path / "local.db"
     command = [
         sys.executable, "-m", "arena", "tournament", "run", "--db", str(db), "--game", "connect4",
-        "--games-per-pair", "4", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
+        "--games-per-pair", "6", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
     ]  # fmt: skip
     runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert runner.stdout is not None
         port = int(runner.stdout.readline().split("server on port ")[1].split(",")[0])
-        wait_for(str(db), 1, lambda s: s["progress"]["counted"] >= 1, timeout=60)
+        # The file itself, read fast: the kill lands while a game is live.
+        wait_for_file(db, lambda finished, live: finished >= 1 and live >= 1, timeout=60)
         assert len(_bots_on_port(port)) == 2
         runner.kill()  # SIGKILL: no chance to stop the bots itself
         runner.wait(10)
         deadline = time.monotonic() + 10
         while _bots_on_port(port) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _bots_on_port(port) == []  # they got SIGTERM when their parent died
+        assert _bots_on_port(port) == []  # they got SIGHUP when their parent died
     finally:
         if runner.poll() is None:
             runner.kill()
@@ -334,4 +358,4 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
         [*command, "--resume"], capture_output=True, text=True, timeout=120, check=False
     )
     assert resumed.returncode == 0, resumed.stderr
-    assert status_of(str(db), 1)["progress"]["counted"] == 4
+    assert status_of(str(db), 1)["progress"]["counted"] == 6
