@@ -92,6 +92,7 @@ async def test_a_person_plays_a_real_bot_from_the_home_page_to_the_replay(
     await page.goto(f"http://127.0.0.1:{arena.port}/")
     play = page.locator('#play-bots a.play-button[data-bot="alpha"][data-game="connect4"]')
     await expect(play).to_have_text("Play Connect Four")
+    await screenshot(page, "play-home")
     await play.click()
     await page.wait_for_url("**/play/alpha?game=connect4")
     await expect(page.locator("#play-bot")).to_have_text("alpha")
