@@ -375,6 +375,7 @@ class ArenaServer:
             leaderboards,
             is_online=lambda bot: bot in self.gateway.bots,
             health=self.health,
+            guest_opponents=lambda: self.gateway.guest_opponents(),
         )
         gateway = Gateway(
             GatewayLimits(

@@ -326,6 +326,9 @@ class BotClient:
             name=self.config.name,
             token=self.config.token,
             max_matches=self.config.max_matches,
+            guests=(self.config.game,)
+            if self.config.guests and self.config.accept_challenges
+            else (),
         )
         await ws.send(hello.to_json())
         self._ws, self._rtt_floor_ms = ws, None

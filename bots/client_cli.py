@@ -120,6 +120,11 @@ def _parser() -> argparse.ArgumentParser:
         help="accept challenges for --game (default: yes)",
     )
     parser.add_argument(
+        "--guests", action=argparse.BooleanOptionalAction, default=True,
+        help="accept challenges from guests too: people playing the bot from the web viewer, "
+        "unrated (default: yes)",
+    )
+    parser.add_argument(
         "--seek", action=argparse.BooleanOptionalAction, default=True,
         help="seek matches (default: yes; --no-seek waits for challenges, e.g. a tournament's)",
     )
@@ -202,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         games=args.games,
         max_matches=args.max_matches,
         accept_challenges=args.accept_challenges,
+        guests=args.guests,
         challenge=args.challenge,
         seek=args.seek,
         retry_max_s=args.retry_max,

@@ -40,6 +40,9 @@ class ClientConfig:
     games: int | None = None
     max_matches: int = 1
     accept_challenges: bool = True
+    guests: bool = True
+    """Accept challenges from guests too (people playing from the web viewer; unrated),
+    in ``game``: the hello says so. Needs ``accept_challenges``."""
     challenge: str | None = None
     seek: bool = True
     """False: never seek; play only the challenges accepted (a tournament's bots)."""

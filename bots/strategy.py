@@ -219,6 +219,15 @@ def make_strategy_from_spec(spec: str, game: str) -> Strategy:
     return make_strategy(kind, game=game, **options)
 
 
+_TYPE_WORDS: dict[type, str] = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "a text",
+}
+"""How an option's type reads in an error message."""
+
+
 def _convert(kind: str, name: str, value: Any, typ: type) -> Any:
     """Coerce a (possibly text) option value to its declared type."""
     if isinstance(value, str):
@@ -233,10 +242,12 @@ def _convert(kind: str, name: str, value: Any, typ: type) -> Any:
             return typ(text)
         except ValueError:
             raise StrategyOptionError(
-                f"{kind}: option {name!r} needs a {typ.__name__}, got {value!r}"
+                f"{kind}: option {name!r} needs {_TYPE_WORDS.get(typ, typ.__name__)}, got {value!r}"
             ) from None
     if typ is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if not isinstance(value, typ) or (typ is not bool and isinstance(value, bool)):
-        raise StrategyOptionError(f"{kind}: option {name!r} needs a {typ.__name__}, got {value!r}")
+        raise StrategyOptionError(
+            f"{kind}: option {name!r} needs {_TYPE_WORDS.get(typ, typ.__name__)}, got {value!r}"
+        )
     return value

@@ -17,6 +17,7 @@ from pathlib import Path
 from arena.cli.common import Subparsers, open_store
 from arena.cli.tables import format_table
 from arena.errors import ArenaError, BotExistsError, NoSuchBotError
+from arena.play.guests import GUEST_ACCOUNT
 from arena.provision import ensure_bot, read_token_file, write_private
 from arena.store import BotRecord, Store
 from arena.store.store import check_bot_name
@@ -107,9 +108,11 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def _list(bots: list[BotRecord]) -> None:
+    # The guest account is not a bot: no one logs in as it (docs/play.md).
     rows = [
         [bot.name, bot.created_at.strftime("%Y-%m-%d %H:%M"), "yes" if bot.active else "no"]
         for bot in bots
+        if bot.name != GUEST_ACCOUNT
     ]
     print(format_table(["bot", "registered (UTC)", "active"], rows))
 

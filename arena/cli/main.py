@@ -8,6 +8,7 @@ plain file path means a SQLite file)::
         [--mqtt mqtt://127.0.0.1:1883] [--tls-cert FILE --tls-key FILE] [--config arena.toml]
     arena demo [--game connect4] [--bots random,mcts-200] [--duration 60] [--mqtt URL]
     arena watch [MATCH_ID] [--url ws://127.0.0.1:8765] [--follow]
+    arena play connect4 --vs "mcts:sims=2000" [--second] [--seed N]   # you against a bot
     arena bots add NAME...        # prints each bot's token, once
     arena bots add --if-missing --token-dir DIR NAME...   # idempotent, tokens in DIR/NAME
     arena bots list
@@ -33,7 +34,18 @@ import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import analyse, bots, demo, export, ladder, ratings, serve, tournament, watch
+from arena.cli import (
+    analyse,
+    bots,
+    demo,
+    export,
+    ladder,
+    play,
+    ratings,
+    serve,
+    tournament,
+    watch,
+)
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
@@ -41,6 +53,7 @@ COMMANDS: tuple[Register, ...] = (
     serve.register,
     demo.register,
     watch.register,
+    play.register,
     bots.register,
     ratings.register,
     export.register,

@@ -7,6 +7,7 @@ router of ``arena.http``::
     /                   index.html  (live matches, leaderboards, recent results)
     /matches/<id>       match.html  (one match: live board, telemetry, replay)
     /bots/<name>        bot.html    (one bot: ratings with intervals, history chart, opponents)
+    /play/<name>        play.html   (play that bot as a guest: the match page plus your moves)
     /tournaments[/<id>] tournament.html (the tournaments; one live: tables, SPRT chart)
     /static/<path>      any file below arena/static with a known type
 
@@ -67,6 +68,9 @@ _MATCH_PAGE = re.compile(r"/matches/" + MATCH_ID_PATTERN)
 BOT_PAGE_PATTERN = r"/bots/[^/]{1,256}"
 """A bot's page; the name is percent-encoded, and the page asks the API whether it exists."""
 _BOT_PAGE = re.compile(BOT_PAGE_PATTERN)
+PLAY_PAGE_PATTERN = r"/play/[^/]{1,256}"
+"""The page to play a bot as a guest (``?game=NAME`` picks the game)."""
+_PLAY_PAGE = re.compile(PLAY_PAGE_PATTERN)
 _TOURNAMENT_PAGE = re.compile(r"/tournaments(?:/[0-9]{1,9})?")
 _STATIC_PREFIX = "/static/"
 
@@ -151,6 +155,8 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
         file = STATIC_DIR / "match.html"
     elif _BOT_PAGE.fullmatch(path):
         file = STATIC_DIR / "bot.html"
+    elif _PLAY_PAGE.fullmatch(path):
+        file = STATIC_DIR / "play.html"
     elif _TOURNAMENT_PAGE.fullmatch(path):
         file = STATIC_DIR / "tournament.html"
     elif path.startswith(_STATIC_PREFIX):
@@ -178,7 +184,8 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
 
 
 def add_viewer_routes(router: Router) -> None:
-    """Register ``/``, ``/matches/<id>``, ``/bots/<name>`` and ``/static/...`` on ``router``."""
+    """Register ``/``, ``/matches/<id>``, ``/bots/<name>``, ``/play/<name>``, ``/tournaments``
+    and ``/static/...`` on ``router``."""
 
     async def serve(request: HttpRequest) -> HttpResponse:
         found = static_response(request.path, request.headers.get("if-none-match"))
@@ -189,5 +196,6 @@ def add_viewer_routes(router: Router) -> None:
     router.add(r"/(?:index\.html)?", serve)
     router.add(r"/matches/" + MATCH_ID_PATTERN, serve)
     router.add(BOT_PAGE_PATTERN, serve)
+    router.add(PLAY_PAGE_PATTERN, serve)
     router.add(_TOURNAMENT_PAGE.pattern, serve)
     router.add(r"/static/.+", serve)

@@ -9,6 +9,7 @@ Routes (all ``GET``, answered as JSON; other methods get ``405``)::
     GET /api/matches/ID             one match with its moves and their solved values, if analysed
     GET /api/h2h?game=G&a=X&b=Y     two bots' record, Elo estimate and LOS (``ratings_api``)
     GET /api/bots/NAME              a bot's ratings, history, opponents, matches (``ratings_api``)
+    GET /api/play                   the bots online that accept guest challenges
 
 Leaderboards come from the cached boards of ``arena.leaderboard`` (refitted
 when results commit, never per request). Every response body is described
@@ -49,6 +50,7 @@ class ArenaApi:
         *,
         is_online: Callable[[str], bool],
         health: Health,
+        guest_opponents: Callable[[], list[dict[str, object]]] = list,
     ) -> None:
         self._store = store
         self._registry = registry
@@ -56,6 +58,7 @@ class ArenaApi:
         """The cached fitted boards (``arena.leaderboard``)."""
         self._is_online = is_online
         self._health = health
+        self._guest_opponents = guest_opponents
         self._ratings = RatingsApi(store, leaderboards, BotProfiles(store, leaderboards, is_online))
 
     async def leaderboard_entries(self, game: str) -> list[LeaderboardEntry]:
@@ -111,11 +114,15 @@ class ArenaApi:
         router.add(r"/api/leaderboard", self._leaderboard)
         router.add(r"/api/matches", self._matches)
         router.add(r"/api/matches/(?P<match_id>[A-Za-z0-9_.:-]+)", self._one_match)
+        router.add(r"/api/play", self._play)
         self._ratings.add_routes(router)
 
     async def _healthz(self, request: HttpRequest) -> HttpResponse:
         status, body = self._health()
         return json_response(body, status)
+
+    async def _play(self, request: HttpRequest) -> HttpResponse:
+        return json_response({"bots": self._guest_opponents()})
 
     async def _leaderboard(self, request: HttpRequest) -> HttpResponse:
         game = request.query.get("game")

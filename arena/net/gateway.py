@@ -19,6 +19,14 @@ connection. A move is refereed on the spot, inside ``data_received``.
 Each connection's messages take effect in the order they were sent, even
 when one must wait for the database (``arena.net.inorder``).
 
+Guests (``hello`` role ``guest``, no token; ``arena.play.guests``) are
+people playing from the web viewer. The gateway names each one; a guest may
+only challenge an online bot that said in its hello that it accepts guests
+in that game (``guests``), at most ``guest_games_burst`` games at once and one
+every ``1 / guest_games_per_s`` seconds after that per address; it moves
+through the same path as a bot, so only in its own match; its matches are
+never rated.
+
 When several nodes serve one arena (``placement``, ``arena.cluster``), a bot
 whose live match another node hosts is sent a ``redirect`` there instead of
 ``welcome``.
@@ -38,10 +46,11 @@ from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
 from arena.live.spectators import SpectatorHub
 from arena.net.connection_log import log_closed
 from arena.net.inorder import InOrder
-from arena.net.limits import LoginThrottle, TokenBucket
+from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
+from arena.play.guests import new_guest_name
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.matchmaker import Matchmaker
 from arena.play.registry import DEFAULT_RATING, MatchRegistry
@@ -73,6 +82,7 @@ from protocol.messages import (
     Resign,
     Seek,
     ServerMessage,
+    TimeControl,
     Unwatch,
     Watch,
     Welcome,
@@ -112,6 +122,10 @@ class GatewayLimits:
     max_protocol_errors: int
     spectator_queue_size: int
     close_timeout_s: float
+    guest_games_per_s: float = 1.0 / 30.0
+    """Guest games (challenges) per address and second, on average, after the burst."""
+    guest_games_burst: int = 4
+    """Guest games (challenges) an address may start at once."""
 
 
 class Authenticator(Revoker, Protocol):
@@ -191,6 +205,14 @@ class Gateway:
         """Several nodes: a bot whose match another node hosts is redirected there."""
         self.bots: dict[str, WebSocketConnection] = {}
         """The bots online, by name."""
+        self.guest_games: dict[str, frozenset[str]] = {}
+        """The games each bot online accepts guest challenges in (absent: none)."""
+        self.guests: dict[str, WebSocketConnection] = {}
+        """The guests connected, by the name the gateway gave them."""
+        self.guest_limit = AddressBuckets(
+            limits.guest_games_per_s, limits.guest_games_burst, clock
+        )
+        """Guest challenges per remote address."""
         self.max_matches: dict[str, int] = {}
         self.logins = Logins(auth)
         """What each bot online logged in with, to close those no longer allowed."""
@@ -222,18 +244,28 @@ class Gateway:
         log.debug("connection from %s", conn.remote)
 
     def link_of(self, bot: str) -> WebSocketConnection | None:
-        """The connection of ``bot`` while it is online."""
-        return self.bots.get(bot)
+        """The connection of ``bot`` (or of a guest) while it is online."""
+        return self.bots.get(bot) or self.guests.get(bot)
 
     def has_capacity(self, bot: str) -> bool:
-        """True when ``bot`` is online and plays fewer than its ``max_matches``."""
-        return bot in self.bots and self._registry.playing(bot) < self.max_matches.get(bot, 1)
+        """True when ``bot`` is online and plays fewer than its ``max_matches`` (a guest: 1)."""
+        if bot in self.bots:
+            return self._registry.playing(bot) < self.max_matches.get(bot, 1)
+        return bot in self.guests and self._registry.playing(bot) == 0
 
     def tell(self, bot: str, message: ServerMessage) -> None:
-        """Send ``message`` to ``bot`` if it is online."""
-        conn = self.bots.get(bot)
+        """Send ``message`` to ``bot`` (or a guest) if it is online."""
+        conn = self.bots.get(bot) or self.guests.get(bot)
         if conn is not None:
             conn.send(message)
+
+    def guest_opponents(self) -> list[dict[str, object]]:
+        """The bots online that accept guests: name, games, and whether a seat is free now."""
+        return [
+            {"bot": bot, "games": sorted(games), "busy": not self.has_capacity(bot)}
+            for bot, games in sorted(self.guest_games.items())
+            if games and bot in self.bots
+        ]
 
     def ping_all(self, timeout_s: float) -> None:
         """Ping every connection; close those whose last ping went unanswered too long."""
@@ -264,14 +296,19 @@ class Gateway:
         self.connections.discard(conn)
         self._hub.unwatch(conn)
         log_closed(conn, session.opened_at)
-        if conn.role != "bot" or conn.name is None:
+        if conn.role not in ("bot", "guest") or conn.name is None:
             return
         name = conn.name
         for match in self._registry.of_bot(name):
             match.detach(name, conn)
+        if conn.role == "guest":
+            self.guests.pop(name, None)
+            self._lobby.forget(name)  # its challenge, if unanswered, is void
+            return
         if self.bots.get(name) is conn:  # not replaced by a newer connection
             del self.bots[name]
             self.max_matches.pop(name, None)
+            self.guest_games.pop(name, None)
             self.logins.left(name)
             for dropped in self._lobby.forget(name):
                 if dropped.opponent == name:
@@ -336,6 +373,8 @@ class Gateway:
                 self._reply_error(conn, exc, message.id)
             self.move_latency.observe(time.perf_counter() - received)
             return None
+        if conn.role == "guest":
+            return self._answer(conn, message, self._on_guest_message(conn, message))
         if type(message) is Accept and self._lobby.is_invite(message.challenge_id):
             # The answer to the arena's own challenge (a tournament game): paced by the
             # server like a move, so it must never be refused as a flood.
@@ -416,12 +455,22 @@ class Gateway:
                 conn.remote,
                 extra={"event": "login", "role": "spectator", "remote": conn.remote},
             )
+        elif hello.role == "guest":
+            conn.name = new_guest_name()
+            self.guests[conn.name] = conn
+            log.info(
+                "guest %s connected from %s",
+                conn.name,
+                conn.remote,
+                extra={"event": "login", "role": "guest", "bot": conn.name, "remote": conn.remote},
+            )
         else:
             assert hello.name is not None
             conn.name = hello.name
             # A bot playing n matches at once legitimately sends n times the seeks.
             session.bucket.scale(hello.max_matches)
             self._register_bot(conn, hello.name, hello.max_matches)
+            self.guest_games[hello.name] = frozenset(g for g in hello.guests if g in GAMES)
             assert hello.token is not None
             self.logins.logged_in(hello.name, hello.token)
             log.info(
@@ -557,6 +606,64 @@ class Gateway:
                 raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
             case _:
                 raise ProtocolError(ErrorCode.BAD_MESSAGE, f"unexpected {message.type}")
+
+    # Guests -----------------------------------------------------------------------
+
+    async def _on_guest_message(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        """Act on a guest's message other than a move: a challenge, a resignation, a query."""
+        guest = conn.name
+        assert guest is not None
+        match message:
+            case Challenge(opponent=opponent, game=game, time_control=tc):
+                self._guest_challenge(conn, guest, opponent, game, tc)
+            case Resign(match_id=match_id):
+                self._registry.get(match_id).resign(guest)
+            case Seek() | CancelSeek() | Accept() | Decline():
+                raise ProtocolError(
+                    ErrorCode.FORBIDDEN,
+                    f"a guest may not send {message.type}: challenge a bot that accepts guests",
+                    message.id,
+                )
+            case Watch() | Unwatch():
+                raise ProtocolError(
+                    ErrorCode.FORBIDDEN, "guests cannot watch; connect as spectator", message.id
+                )
+            case _:
+                await self._on_query(conn, message)
+
+    def _guest_challenge(
+        self,
+        conn: WebSocketConnection,
+        guest: str,
+        opponent: str,
+        game: str,
+        tc: TimeControl | None,
+    ) -> None:
+        """A guest challenges ``opponent``: checked, rate-limited per address, then sent on."""
+        if not self.guest_limit.take(conn.remote):
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                "too many guest games from your address; "
+                f"retry in {self.guest_limit.wait_s():.0f} s",
+            )
+        tc = self._time_limits.check(tc)
+        target = self.bots.get(opponent)
+        if target is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
+        if game not in self.guest_games.get(opponent, ()):
+            raise ProtocolError(
+                ErrorCode.FORBIDDEN, f"{opponent} does not accept guest challenges in {game}"
+            )
+        if self._registry.playing(guest) or self._lobby.challenges_from(guest):
+            raise ProtocolError(
+                ErrorCode.ALREADY_SEEKING, "you already play, or wait for an answer to, a game"
+            )
+        pending = self._lobby.challenge(guest, opponent, game, tc)
+        target.send(
+            ChallengeReceived(
+                challenge_id=pending.challenge_id, challenger=guest, game=game, time_control=tc
+            )
+        )
 
     # Bots -------------------------------------------------------------------------
 

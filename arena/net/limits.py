@@ -5,6 +5,9 @@ clock. It is there against floods: the server refunds the token of a move
 that answers the bot's current turn, since the server's own pace bounds
 those, and scales a bot's bucket by its ``max_matches``.
 
+``AddressBuckets`` is a ``TokenBucket`` per remote address, for what an
+address may do however many connections it opens (guests starting games).
+
 ``LoginThrottle`` slows down token guessing. Each failed login is counted
 against the remote address; past ``free_failures`` failures within
 ``window_s`` seconds, the address must wait before its next hello is even
@@ -54,6 +57,33 @@ class TokenBucket:
             return False
         self._tokens -= 1.0
         return True
+
+
+class AddressBuckets:
+    """A ``TokenBucket`` per remote address (the ``max_addresses`` most recently used)."""
+
+    def __init__(
+        self, rate: float, burst: int, clock: Clock, *, max_addresses: int = 10_000
+    ) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._clock = clock
+        self._max_addresses = max_addresses
+        self._buckets: OrderedDict[str, TokenBucket] = OrderedDict()
+
+    def take(self, address: str) -> bool:
+        """Spend one of ``address``'s tokens; False when it has none left."""
+        bucket = self._buckets.pop(address, None) or TokenBucket(
+            self.rate, self.burst, self._clock
+        )
+        self._buckets[address] = bucket  # most recently used last
+        while len(self._buckets) > self._max_addresses:
+            self._buckets.popitem(last=False)
+        return bucket.take()
+
+    def wait_s(self) -> float:
+        """How long an address that ran out waits for its next token, at most."""
+        return 1.0 / self.rate if self.rate > 0 else float("inf")
 
 
 FREE_FAILURES = 5

@@ -225,6 +225,10 @@ class Lobby:
         self._challenges[challenge_id] = pending
         return pending
 
+    def challenges_from(self, challenger: str) -> list[PendingChallenge]:
+        """The unanswered challenges ``challenger`` sent."""
+        return [c for c in self._challenges.values() if c.challenger == challenger]
+
     def invite(
         self,
         opponent: str,

@@ -350,7 +350,8 @@ class Referee:
             match_id=self.match_id,
             game=self.game,
             players=self.players,
-            ratings=(round(self.ratings[0], 1), round(self.ratings[1], 1)),
+            # An unrated match (a guest's, for one) shows no ratings.
+            ratings=(round(self.ratings[0], 1), round(self.ratings[1], 1)) if self.rated else None,
             time_control=self.time_control,
             moves=tuple(self.state.moves),
             position=self.position,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from arena.play.clock import Clock
+from arena.play.guests import is_guest, recorded_name
 from arena.play.lobby import Pairing
 from arena.play.match import Match, MatchObserver, MatchRecorder, PlayerLink, Spawn
 from protocol.errors import ProtocolError
@@ -107,20 +108,28 @@ class MatchRegistry:
 
     async def rating(self, bot: str, game: str) -> float:
         """``bot``'s rating for pairing and display (the starting rating before any game)."""
+        if is_guest(bot):
+            return DEFAULT_RATING  # never looked up: a guest has no rating, nor is shown one
         rating = await self._store.rating_hint(bot, game)
         return DEFAULT_RATING if rating is None else rating
 
     async def start(self, pairing: Pairing, *, rated: bool = True) -> Match:
-        """Create, register and begin the match for ``pairing``."""
+        """Create, register and begin the match for ``pairing``.
+
+        A match with a guest (``arena.play.guests``) is never rated, and is
+        stored under the guest account.
+        """
         tc = pairing.time_control
         players = pairing.players
+        if is_guest(players[0]) or is_guest(players[1]):
+            rated = False
         ratings = (
             await self.rating(players[0], pairing.game),
             await self.rating(players[1], pairing.game),
         )
         match_id = await self._store.open_match(
             pairing.game,
-            players,
+            (recorded_name(players[0]), recorded_name(players[1])),
             tc.move_ms,
             tc.bank_ms,
             rated=rated,

@@ -57,6 +57,7 @@ from arena.errors import (
     StoreDegradedError,
     StoreError,
 )
+from arena.play.guests import GUEST_ACCOUNT
 from arena.ratings import DEFAULT_K
 from arena.store import nodes, queries
 from arena.store.analysis import AnalysisStore
@@ -190,6 +191,29 @@ class Store(AnalysisStore):
             raise BotExistsError(name) from error
         return token
 
+    async def _guest_account(self) -> int:
+        """The id of ``GUEST_ACCOUNT``, created on first use (its token is never told)."""
+        try:
+            async with self._write() as session:
+                bot_id = await session.scalar(select(Bot.id).where(Bot.name == GUEST_ACCOUNT))
+                if bot_id is None:
+                    guest = Bot(
+                        name=GUEST_ACCOUNT,
+                        token_hash=hash_token(new_token()),
+                        created_at=_now(),
+                        active=True,
+                    )
+                    session.add(guest)
+                    await session.flush()
+                    bot_id = guest.id
+        except IntegrityError:
+            # Another node created it between our read and insert.
+            async with self._read() as session:
+                bot_id = await session.scalar(select(Bot.id).where(Bot.name == GUEST_ACCOUNT))
+        if bot_id is None:
+            raise NoSuchBotError(GUEST_ACCOUNT)
+        return bot_id
+
     async def list_bots(self, *, include_inactive: bool = False) -> list[BotRecord]:
         """Registered bots by name; removed ones only with ``include_inactive``."""
         async with self._read() as session:
@@ -212,8 +236,10 @@ class Store(AnalysisStore):
         """Give bot ``name`` a fresh token and return it; its old token stops working.
 
         A removed bot raises ``NoSuchBotError`` unless ``reactivate``, which
-        brings it back with its matches and ratings.
+        brings it back with its matches and ratings. The guest account never
+        gets a token (``InvalidBotNameError``): nobody may log in as it.
         """
+        check_not_guest(name)
         token = new_token()
         async with self._write() as session:
             query = update(Bot).where(Bot.name == name)
@@ -362,6 +388,8 @@ class Store(AnalysisStore):
                         )
                     ).all()
                 )
+            if GUEST_ACCOUNT in missing and GUEST_ACCOUNT not in found:
+                found[GUEST_ACCOUNT] = await self._guest_account()
             for name in missing:
                 if name not in found:
                     raise NoSuchBotError(name)
@@ -578,3 +606,12 @@ def check_bot_name(name: str) -> None:
     """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
     if re.fullmatch(NEW_BOT_NAME_PATTERN, name) is None:
         raise InvalidBotNameError(name, BOT_NAME_RULE)
+    check_not_guest(name)
+
+
+def check_not_guest(name: str) -> None:
+    """Raise ``InvalidBotNameError`` for the guest account's name (in any case)."""
+    if name.lower() == GUEST_ACCOUNT:
+        raise InvalidBotNameError(
+            name, f"another name: {GUEST_ACCOUNT!r} is where guests' matches are recorded"
+        )

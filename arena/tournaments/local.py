@@ -247,6 +247,7 @@ class _LocalRun:
                     "--bank-ms", str(settings.bank_ms),
                     "--max-matches", str(options.max_matches),
                     "--no-seek",
+                    "--no-guests",
                     "--no-analysis",
                 ]  # fmt: skip
                 bot = BotProcess(name, spec, argv, {**os.environ, "ARENA_BOT_TOKEN": tokens[name]})

@@ -8,7 +8,18 @@ from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
 from protocol.messages.codes import MAX_COUNT
-from protocol.messages.fields import Choice, Int, NotNull, Nullable, Obj, OneOf, Rule, Str
+from protocol.messages.fields import (
+    Array,
+    Choice,
+    Int,
+    IsNull,
+    NotNull,
+    Nullable,
+    Obj,
+    OneOf,
+    Rule,
+    Str,
+)
 from protocol.messages.spec import Message, fast_init
 from protocol.messages.values import (
     BOT_NAME,
@@ -34,20 +45,28 @@ class Hello(Message):
     """The first message on every connection: who you are and which protocol version you speak.
 
     Bots must give ``name`` and ``token``; ``max_matches`` is how many matches
-    the bot is willing to play at once.
+    the bot is willing to play at once; ``guests`` the games in which it
+    accepts challenges from guests (people playing it from the web viewer;
+    unrated). A ``guest`` gives neither name nor token: the server names it.
     """
 
     type: ClassVar[str] = "hello"
     rules: ClassVar[tuple[Rule, ...]] = (
         Rule({"role": OneOf(("bot",))}, {"name": NotNull()}, "a bot hello needs a name"),
         Rule({"role": OneOf(("bot",))}, {"token": NotNull()}, "a bot hello needs a token"),
+        Rule({"role": OneOf(("guest",))}, {"token": IsNull()}, "a guest hello has no token"),
+        Rule({"role": OneOf(("guest",))}, {"name": IsNull()}, "a guest hello has no name"),
     )
 
-    role: Annotated[Literal["bot", "spectator"], Choice(("bot", "spectator"))]
+    role: Annotated[
+        Literal["bot", "spectator", "guest"], Choice(("bot", "spectator", "guest"))
+    ]
     version: Annotated[int, Int(0, (1 << 31) - 1)]
     name: Annotated[str | None, Nullable(BOT_NAME)] = None
     token: Annotated[str | None, Nullable(Str(256, TOKEN_PATTERN, 1))] = None
     max_matches: Annotated[int, Int(1, 64)] = 1
+    guests: Annotated[tuple[str, ...], Array(GAME_NAME, 0, 16)] = ()
+    """Bots: the games it accepts guest challenges in (none by default)."""
     id: RequestId = None
 
 

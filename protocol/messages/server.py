@@ -71,7 +71,7 @@ class Welcome(Message):
     type: ClassVar[str] = "welcome"
 
     version: Annotated[int, Int(1, (1 << 31) - 1)]
-    role: Annotated[str, Choice(("bot", "spectator"))]
+    role: Annotated[str, Choice(("bot", "spectator", "guest"))]
     name: Annotated[str | None, Nullable(BOT_NAME)]
     server: Annotated[str, Str(128)]
     id: RequestId = None

@@ -64,7 +64,8 @@ def test_every_protocol_example_validates_against_the_schema(example: Any) -> No
 
 
 def test_every_other_json_example_validates_against_its_schema() -> None:
-    health, leaderboard, page, match = json_examples("http.md")
+    health, leaderboard, page, match, play = json_examples("http.md")
+    check_def("GuestOpponents", play)
     check_def("Health", health)
     check_def("Leaderboard", leaderboard)
     check_def("MatchPage", page)

@@ -138,10 +138,10 @@ def test_unknown_game() -> None:
     ("kind", "options", "message"),
     [
         ("mcts", {"simulations": 0}, "simulations"),
-        ("mcts", {"simulations": "many"}, "needs a int"),
+        ("mcts", {"simulations": "many"}, "needs an integer"),
         ("mcts", {"workers": -1}, "workers"),
         ("mcts", {"engine": "gpu"}, "engine"),
-        ("mcts", {"time_ms": True}, "needs a float"),
+        ("mcts", {"time_ms": True}, "needs a number"),
         ("alphabeta", {"workers": 3}, "workers"),
         ("alphabeta", {"depth": 0}, "depth"),
     ],

@@ -137,6 +137,23 @@ function matchList(matches) {
           formatWhen(match.ended_at ?? match.started_at)].filter(Boolean).join(" · "))))));
 }
 
+/** Play buttons when the bot accepts guests (GET /api/play), one per game. */
+async function showPlayButtons() {
+  try {
+    const { bots } = await fetchJSON("/api/play");
+    const row = bots.find((entry) => entry.bot === name);
+    if (!row) return;
+    $("bot-facts").after(el("p", { class: "play-actions", id: "bot-play" },
+      ...row.games.map((game) => el("a", {
+        class: `play-button${row.busy ? " busy" : ""}`,
+        href: `/play/${encodeURIComponent(name)}?game=${encodeURIComponent(game)}`,
+        dataset: { game },
+      }, `Play ${gameTitle(game)}`))));
+  } catch {
+    // No buttons: the rest of the page is what matters here.
+  }
+}
+
 async function load() {
   const root = $("bot");
   document.title = `${name} · MCTS Arena`;
@@ -148,6 +165,7 @@ async function load() {
       data.online ? "online" : "offline",
       data.active ? "" : " · removed",
       ` · registered ${new Date(data.created_at).toLocaleDateString()}`);
+    if (data.online) showPlayButtons();
     $("bot-games").replaceChildren(...(data.ratings.length
       ? data.ratings.map(gameSection)
       : [el("p", { class: "panel muted" }, "No rated games yet.")]));

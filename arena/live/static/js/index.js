@@ -4,7 +4,8 @@
 // Live matches come from a spectator socket watching every live match: one
 // snapshot per match (also for matches that start later), then their events.
 // A match that ends stays on the list for a moment with its result, and the
-// leaderboard and recent results are reloaded.
+// leaderboard and recent results are reloaded. "Play a bot" lists the bots online
+// that accept guests (GET /api/play), each with a Play button per game.
 
 import { SpectatorSocket, fetchJSON } from "./api.js";
 import { GAME_NAMES, gameFor } from "./boards/index.js";
@@ -18,6 +19,7 @@ const liveCount = document.getElementById("live-count");
 const recent = document.getElementById("recent-matches");
 const connection = document.getElementById("connection");
 const health = document.getElementById("health");
+const playable = document.getElementById("play-bots");
 
 const leaderboards = mountLeaderboards(document.getElementById("leaderboards"), GAME_NAMES);
 
@@ -139,6 +141,39 @@ async function loadRecent() {
   }
 }
 
+/** The link that opens the play page for `bot` in `game`. */
+function playLink(bot, game, busy) {
+  let title = game;
+  try {
+    title = gameFor(game).title;
+  } catch {
+    // a game this viewer cannot draw: the play page will say so
+  }
+  return el("a", {
+    class: `play-button${busy ? " busy" : ""}`,
+    href: `/play/${encodeURIComponent(bot)}?game=${encodeURIComponent(game)}`,
+    dataset: { bot, game },
+    title: busy ? `${bot} is playing as many games as it takes; it may decline` : null,
+  }, `Play ${title}`);
+}
+
+async function loadPlayable() {
+  try {
+    const { bots } = await fetchJSON("/api/play");
+    if (!bots.length) {
+      playable.replaceChildren(el("p", { class: "muted" }, "No bot online accepts guests right now."));
+      return;
+    }
+    playable.replaceChildren(
+      el("p", { class: "muted" }, "Play an unrated game against a bot, in your browser."),
+      el("ul", { class: "play-list" }, bots.map((row) => el("li", { dataset: { bot: row.bot } },
+        el("span", { class: "name" }, row.bot, row.busy ? el("span", { class: "muted" }, " · busy") : null),
+        ...row.games.map((game) => playLink(row.bot, game, row.busy))))));
+  } catch (error) {
+    playable.replaceChildren(el("p", { class: "error" }, `Unavailable: ${error.message}`));
+  }
+}
+
 async function loadHealth() {
   try {
     const h = await fetchJSON("/healthz");
@@ -170,4 +205,6 @@ const socket = new SpectatorSocket({
 socket.start();
 loadRecent();
 loadHealth();
+loadPlayable();
 setInterval(loadHealth, 15000);
+setInterval(loadPlayable, 15000);

@@ -9,6 +9,9 @@
 // match is replayed from the record's moves alone (search analysis is not stored);
 // once `arena analyse` solved its moves, the move list marks the blunders and the
 // replay shows the solved value of each position (solved.js).
+//
+// The play page (/play/<bot>, play.js) is this page plus a guest's controls: it
+// imports this module and, once its match starts, calls `openLive(matchId)`.
 
 import { SpectatorSocket, fetchJSON } from "./api.js";
 import { gameFor, positionsAfter } from "./boards/index.js";
@@ -37,7 +40,7 @@ const view = {
 };
 
 const state = {
-  matchId: decodeURIComponent(location.pathname.split("/").filter(Boolean).at(-1) ?? ""),
+  matchId: null, // set by openMatch / openLive
   game: null,
   board: null,
   players: ["", ""],
@@ -56,6 +59,7 @@ const state = {
   end: null,
   cursor: null, // null follows the latest position; k shows the position after k moves
   socket: null,
+  you: null, // on the play page: the guest's name, marked "(you)"
 };
 
 // ---------------------------------------------------------------------------
@@ -330,7 +334,8 @@ function renderPlayers() {
     },
     el("span", { class: `chip p${seat}`, "aria-hidden": "true" }),
     el("div", { class: "who" },
-      el("span", { class: "name" }, name, won ? el("span", { class: "crown", title: "winner" }, " ★") : null),
+      el("span", { class: "name" }, name, won ? el("span", { class: "crown", title: "winner" }, " ★") : null,
+        name === state.you ? el("span", { class: "you muted" }, " (you)") : null),
       rating),
     el("div", { class: "clocks" }, clock, bank));
   });
@@ -524,4 +529,24 @@ setInterval(() => {
   if (isLive()) tickClocks();
 }, 100);
 
-loadFromRecord();
+/** Show match `matchId`: its record, then (while it is live) its live feed. */
+export function openMatch(matchId) {
+  state.matchId = matchId;
+  return loadFromRecord();
+}
+
+/**
+ * Follow match `matchId`, just started, from its live feed alone: its stored row may
+ * not be written yet (it goes with the store's next group commit). `you` names the
+ * player the page belongs to (a guest).
+ */
+export function openLive(matchId, { you = null } = {}) {
+  state.matchId = matchId;
+  state.you = you;
+  state.status = "live";
+  follow();
+}
+
+if (document.body.dataset.mode !== "play") {
+  openMatch(decodeURIComponent(location.pathname.split("/").filter(Boolean).at(-1) ?? ""));
+}

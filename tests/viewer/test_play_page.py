@@ -1,0 +1,174 @@
+"""Playing a bot from the web viewer, in a real headless Chromium.
+
+A real ``arena-bot`` process (seeded in-process MCTS, accepting guests by
+default) waits for challenges on the real server; a person opens the home
+page, presses its Play button, plays a whole Connect Four game on the play
+page (the first move by clicking the board, the rest with the move buttons),
+sees the bot's search statistics after each of its moves, and gets the
+finished game's replay. The game is stored unrated, under the guest account.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+from viewer_support import PageFactory
+
+from arena.play.guests import GUEST_ACCOUNT
+from arena.server import ArenaServer
+from arena.store import Store
+
+PREFERENCE = (3, 2, 4, 1, 5, 0, 6)
+"""The person's moves: the most central legal column."""
+
+
+@pytest.fixture
+async def mcts_bot(
+    arena: ArenaServer, tokens: dict[str, str], tmp_path: Path
+) -> AsyncIterator[str]:
+    """``arena-bot`` as alpha: seeded in-process MCTS for Connect Four, taking challenges only."""
+    log = (tmp_path / "alpha.log").open("wb")
+    argv = [
+        sys.executable, "-m", "bots.client_cli",
+        "--url", f"ws://127.0.0.1:{arena.port}",
+        "--name", "alpha",
+        "--game", "connect4",
+        "--strategy", "mcts:sims=300,workers=0,seed=1",
+        "--no-seek",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        argv,
+        env={**os.environ, "ARENA_BOT_TOKEN": tokens["alpha"]},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        for _ in range(600):  # a cold Numba cache compiles the kernels first
+            if "alpha" in arena.gateway.guest_games:
+                break
+            assert proc.poll() is None, (tmp_path / "alpha.log").read_text()
+            await asyncio.sleep(0.1)
+        else:
+            pytest.fail("arena-bot never logged in")
+        yield "alpha"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.to_thread(proc.wait, 15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+async def play_state(page: Page) -> str:
+    """Wait until the play panel waits for the person, or the game is over; return which."""
+    panel = page.locator("#play")
+    waiting = re.compile("your-turn|over")
+    await expect(panel).to_have_attribute("data-state", waiting, timeout=30_000)
+    state = await panel.get_attribute("data-state")
+    assert state is not None
+    return state
+
+
+async def test_a_person_plays_a_real_bot_from_the_home_page_to_the_replay(
+    arena: ArenaServer,
+    store: Store,
+    mcts_bot: str,
+    open_page: PageFactory,
+    screenshot: Callable[[Page, str], Awaitable[Path]],
+) -> None:
+    page = await open_page()
+    await page.goto(f"http://127.0.0.1:{arena.port}/")
+    play = page.locator('#play-bots a.play-button[data-bot="alpha"][data-game="connect4"]')
+    await expect(play).to_have_text("Play Connect Four")
+    await screenshot(page, "play-home")
+    await play.click()
+    await page.wait_for_url("**/play/alpha?game=connect4")
+    await expect(page.locator("#play-bot")).to_have_text("alpha")
+    await expect(page.locator("#players .you")).to_have_text(" (you)")
+    you = page.locator("#players .player", has=page.locator(".you"))
+    assert (await you.get_attribute("data-player") or "").startswith("guest.")
+    first = True
+    seats_seen = set()
+    while (state := await play_state(page)) == "your-turn":
+        moves = int(await page.locator("#match").get_attribute("data-moves") or 0)
+        seats_seen.add(moves % 2)  # the person always moves with the same parity
+        if moves:
+            # The bot just moved: its search report is on screen, named for what it counts.
+            telemetry = page.locator("#telemetry")
+            await expect(telemetry).to_have_attribute("data-state", "shown")
+            await expect(telemetry.locator(".telemetry-who")).to_contain_text("alpha")
+            await expect(telemetry.locator("dt").first).to_have_text("Simulations")
+            if moves in (3, 4):
+                await screenshot(page, "play-your-turn")
+        legal = [
+            int(move)
+            for move in await page.locator("#play-moves .play-move").evaluate_all(
+                "buttons => buttons.map(b => b.dataset.move)"
+            )
+        ]
+        assert legal, "your turn, but no move offered"
+        column = next(c for c in PREFERENCE if c in legal)
+        if first:
+            # Click the board itself: any hole of the column drops a disc there.
+            await page.locator(f'#board [data-cell="{column}"]').click()
+            first = False
+        else:
+            await page.locator(f'#play-moves .play-move[data-move="{column}"]').click()
+        # The person's move reaches the board (and the bot's reply may follow at once).
+        await expect(page.locator("#match")).to_have_attribute(
+            "data-moves", re.compile(rf"^({moves + 1}|{moves + 2})$")
+        )
+    assert len(seats_seen) == 1
+    assert state == "over"
+    status = await page.locator("#play-status").text_content()
+    assert status is not None and any(word in status for word in ("won", "draw"))
+    await expect(page.locator("#match")).to_have_attribute("data-status", "finished")
+    await expect(page.locator("#result")).to_be_visible()
+    replay = page.locator("#replay-link")
+    await expect(replay).to_be_visible()
+    await screenshot(page, "play-over")
+    href = await replay.get_attribute("href")
+    assert href is not None and href.startswith("/matches/")
+    match_id = href.rsplit("/", 1)[-1]
+    record = await store.get_match(match_id)
+    assert record is not None and record.rated is False and record.rating_changes == []
+    assert GUEST_ACCOUNT in record.players and "alpha" in record.players
+    total = len(record.moves)
+    # The replay: the match's own page, stepping back through the stored moves.
+    await replay.click()
+    await page.wait_for_url(f"**{href}")
+    await expect(page.locator("#match")).to_have_attribute("data-status", "finished")
+    await expect(page.locator("#slider")).to_have_attribute("max", str(total))
+    await page.locator("#first").click()
+    await expect(page.locator("#match")).to_have_attribute("data-ply", "0")
+    await page.locator("#next").click()
+    await expect(page.locator("#match")).to_have_attribute("data-ply", "1")
+    assert await store.rating("alpha", "connect4") is None  # a guest game rates no one
+    answer = await page.request.get(f"http://127.0.0.1:{arena.port}/api/play")
+    body = await answer.json()
+    assert body["bots"] == [{"bot": "alpha", "games": ["connect4"], "busy": False}]
+
+
+async def test_the_play_page_says_when_a_bot_does_not_accept_guests(
+    arena: ArenaServer, open_page: PageFactory
+) -> None:
+    page = await open_page()
+    await page.goto(f"http://127.0.0.1:{arena.port}/play/beta?game=connect4")
+    await expect(page.locator("#play")).to_have_attribute("data-state", "refused")
+    await expect(page.locator("#play-status")).to_have_text(
+        "beta is not online, or does not accept guests."
+    )
+    await page.goto(f"http://127.0.0.1:{arena.port}/")
+    await expect(page.locator("#play-bots")).to_have_text("No bot online accepts guests right now.")
