@@ -8,24 +8,21 @@ first and takes over its live matches (a reconnect). ``recheck_logins``
 (every couple of seconds, from the server) closes the connections of bots
 removed, or whose token was reset, since they logged in.
 
-Every message is rate-limited (``TokenBucket``), parsed once by
-``parse_client_message`` and then routed by role: moves, resignations and
-challenges to the live matches (``MatchRegistry``) and the lobby, seeks to
-the lobby and the ``Matchmaker``, spectating to the ``SpectatorHub``,
-queries to the ``Queries`` the server provides. A ``ProtocolError`` from
-any of them becomes an ``error`` reply; repeated abuse closes the
-connection. A move is refereed on the spot, inside ``data_received``.
+Every message is rate-limited (``TokenBucket``) and parsed once by
+``parse_client_message``. A move goes to its live match (``MatchRegistry``)
+and is refereed on the spot, inside ``data_received``; everything else goes,
+by the sender's role, to ``Requests`` (``arena.net.requests``: seeks,
+challenges, resignations, spectating, queries). A ``ProtocolError`` from any
+of them becomes an ``error`` reply; repeated abuse closes the connection.
 
 Each connection's messages take effect in the order they were sent, even
 when one must wait for the database (``arena.net.inorder``).
 
 Guests (``hello`` role ``guest``, no token; ``arena.play.guests``) are
-people playing from the web viewer. The gateway names each one; a guest may
-only challenge an online bot that said in its hello that it accepts guests
-in that game (``guests``), at most ``guest_games_burst`` games at once and one
-every ``1 / guest_games_per_s`` seconds after that per address; it moves
-through the same path as a bot, so only in its own match; its matches are
-never rated.
+people playing from the web viewer. The gateway names each one and keeps
+the games each bot online accepts guests in (its hello's ``guests``); a
+guest moves through the same path as a bot, so only in its own match, and
+``Requests`` decides what else it may do.
 
 When several nodes serve one arena (``placement``, ``arena.cluster``), a bot
 whose live match another node hosts is sent a ``redirect`` there instead of
@@ -48,43 +45,30 @@ from arena.net.connection_log import log_closed
 from arena.net.inorder import InOrder
 from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
+from arena.net.requests import Queries, Requests
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
 from arena.play.guests import new_guest_name
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.matchmaker import Matchmaker
-from arena.play.registry import DEFAULT_RATING, MatchRegistry
+from arena.play.registry import MatchRegistry
 from protocol.errors import MalformedMoveError, ProtocolError
 from protocol.games import GAMES
 from protocol.messages import (
     MAX_BOT_MESSAGE_BYTES,
     MAX_SPECTATOR_MESSAGE_BYTES,
     PROTOCOL_VERSION,
-    SPECTATOR_MESSAGE_TYPES,
     Accept,
-    CancelSeek,
-    Challenge,
     ChallengeDeclined,
-    ChallengeReceived,
     ClientMessage,
     CloseCode,
-    Decline,
     Error,
     ErrorCode,
-    GamesQuery,
-    GamesReply,
     Hello,
-    LeaderboardEntry,
-    LeaderboardQuery,
-    LeaderboardReply,
     Move,
     Redirect,
-    Resign,
     Seek,
     ServerMessage,
-    TimeControl,
-    Unwatch,
-    Watch,
     Welcome,
     parse_client_message,
 )
@@ -140,14 +124,6 @@ class Authenticator(Revoker, Protocol):
         ...
 
 
-class Queries(Protocol):
-    """Read-only questions a connection may ask (the server answers them)."""
-
-    async def leaderboard_entries(self, game: str) -> list[LeaderboardEntry]:
-        """One game's leaderboard."""
-        ...
-
-
 class _Close(Exception):
     """The connection must be closed with ``close_code`` after an ``error``."""
 
@@ -193,12 +169,9 @@ class Gateway:
     ) -> None:
         self.limits = limits
         self._auth = auth
-        self._queries = queries
         self._lobby = lobby
-        self._matchmaker = matchmaker
         self._registry = registry
         self._hub = hub
-        self._time_limits = time_limits
         self._clock = clock
         self.throttle = throttle
         self._placement = placement
@@ -209,10 +182,6 @@ class Gateway:
         """The games each bot online accepts guest challenges in (absent: none)."""
         self.guests: dict[str, WebSocketConnection] = {}
         """The guests connected, by the name the gateway gave them."""
-        self.guest_limit = AddressBuckets(
-            limits.guest_games_per_s, limits.guest_games_burst, clock
-        )
-        """Guest challenges per remote address."""
         self.max_matches: dict[str, int] = {}
         self.logins = Logins(auth)
         """What each bot online logged in with, to close those no longer allowed."""
@@ -221,6 +190,20 @@ class Gateway:
         """False once shutting down: new hellos are refused."""
         self.move_latency = LatencyHistogram(MOVE_BUCKETS_S)
         """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
+        self.requests = Requests(
+            bots=self.bots,
+            guest_games=self.guest_games,
+            tell=self.tell,
+            accepting=lambda: self.accepting,
+            queries=queries,
+            lobby=lobby,
+            matchmaker=matchmaker,
+            registry=registry,
+            hub=hub,
+            time_limits=time_limits,
+            guest_limit=AddressBuckets(limits.guest_games_per_s, limits.guest_games_burst, clock),
+        )
+        """Everything but moves, once a connection said hello."""
 
     # Connections ------------------------------------------------------------------
 
@@ -359,7 +342,7 @@ class Gateway:
             )
             return None
         if session.spectator:
-            return self._answer(conn, message, self._on_spectator_message(conn, message))
+            return self._answer(conn, message, self.requests.from_spectator(conn, message))
         if type(message) is Move:
             # The hot path: a move is refereed before anything else happens on the loop.
             assert conn.name is not None
@@ -374,7 +357,7 @@ class Gateway:
             self.move_latency.observe(time.perf_counter() - received)
             return None
         if conn.role == "guest":
-            return self._answer(conn, message, self._on_guest_message(conn, message))
+            return self._answer(conn, message, self.requests.from_guest(conn, message))
         if type(message) is Accept and self._lobby.is_invite(message.challenge_id):
             # The answer to the arena's own challenge (a tournament game): paced by the
             # server like a move, so it must never be refused as a flood.
@@ -385,11 +368,11 @@ class Gateway:
             known, rating = self._auth.cached_rating(conn.name, message.game)
             if known:
                 try:
-                    self._seek(conn.name, message, rating)
+                    self.requests.seek(conn.name, message, rating)
                 except ProtocolError as exc:
                     self._reply_error(conn, exc, message.id)
                 return None
-        return self._answer(conn, message, self._on_bot_message(conn, message))
+        return self._answer(conn, message, self.requests.from_bot(conn, message))
 
     def _judge_malformed_move(self, session: _Session, exc: MalformedMoveError) -> None:
         """A ``move`` whose move is not a move number still answers its turn: it loses."""
@@ -577,140 +560,3 @@ class Gateway:
                     CloseCode.POLICY_VIOLATION,
                 ),
             )
-
-    # Spectators and queries -------------------------------------------------------
-
-    async def _on_spectator_message(
-        self, conn: WebSocketConnection, message: ClientMessage
-    ) -> None:
-        if type(message) not in SPECTATOR_MESSAGE_TYPES:
-            raise ProtocolError(
-                ErrorCode.FORBIDDEN, f"a spectator may not send {message.type}", message.id
-            )
-        match message:
-            case Watch(match_id=match_id, since=since):
-                self._hub.watch(conn, match_id, since)
-            case Unwatch(match_id=match_id):
-                self._hub.unwatch(conn, match_id)
-            case _:
-                await self._on_query(conn, message)
-
-    async def _on_query(self, conn: WebSocketConnection, message: ClientMessage) -> None:
-        match message:
-            case LeaderboardQuery(game=game, id=ref):
-                entries = await self._queries.leaderboard_entries(game)
-                conn.send(LeaderboardReply(game=game, entries=tuple(entries), id=ref))
-            case GamesQuery(id=ref):
-                conn.send(GamesReply(games=GAMES, id=ref))
-            case Hello():
-                raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
-            case _:
-                raise ProtocolError(ErrorCode.BAD_MESSAGE, f"unexpected {message.type}")
-
-    # Guests -----------------------------------------------------------------------
-
-    async def _on_guest_message(self, conn: WebSocketConnection, message: ClientMessage) -> None:
-        """Act on a guest's message other than a move: a challenge, a resignation, a query."""
-        guest = conn.name
-        assert guest is not None
-        match message:
-            case Challenge(opponent=opponent, game=game, time_control=tc):
-                self._guest_challenge(conn, guest, opponent, game, tc)
-            case Resign(match_id=match_id):
-                self._registry.get(match_id).resign(guest)
-            case Seek() | CancelSeek() | Accept() | Decline():
-                raise ProtocolError(
-                    ErrorCode.FORBIDDEN,
-                    f"a guest may not send {message.type}: challenge a bot that accepts guests",
-                    message.id,
-                )
-            case Watch() | Unwatch():
-                raise ProtocolError(
-                    ErrorCode.FORBIDDEN, "guests cannot watch; connect as spectator", message.id
-                )
-            case _:
-                await self._on_query(conn, message)
-
-    def _guest_challenge(
-        self,
-        conn: WebSocketConnection,
-        guest: str,
-        opponent: str,
-        game: str,
-        tc: TimeControl | None,
-    ) -> None:
-        """A guest challenges ``opponent``: checked, rate-limited per address, then sent on."""
-        if not self.guest_limit.take(conn.remote):
-            raise ProtocolError(
-                ErrorCode.RATE_LIMITED,
-                "too many guest games from your address; "
-                f"retry in {self.guest_limit.wait_s():.0f} s",
-            )
-        tc = self._time_limits.check(tc)
-        target = self.bots.get(opponent)
-        if target is None:
-            raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
-        if game not in self.guest_games.get(opponent, ()):
-            raise ProtocolError(
-                ErrorCode.FORBIDDEN, f"{opponent} does not accept guest challenges in {game}"
-            )
-        if self._registry.playing(guest) or self._lobby.challenges_from(guest):
-            raise ProtocolError(
-                ErrorCode.ALREADY_SEEKING, "you already play, or wait for an answer to, a game"
-            )
-        pending = self._lobby.challenge(guest, opponent, game, tc)
-        target.send(
-            ChallengeReceived(
-                challenge_id=pending.challenge_id, challenger=guest, game=game, time_control=tc
-            )
-        )
-
-    # Bots -------------------------------------------------------------------------
-
-    async def _on_bot_message(self, conn: WebSocketConnection, message: ClientMessage) -> None:
-        """Act on a bot's message other than a move (``_receive`` referees those)."""
-        bot = conn.name
-        assert bot is not None
-        match message:
-            case Resign(match_id=match_id):
-                self._registry.get(match_id).resign(bot)
-            case Seek(game=game):
-                self._seek(bot, message, await self._registry.rating(bot, game))
-            case CancelSeek(game=game):
-                self._lobby.cancel_seek(bot, game)
-            case Challenge(opponent=opponent, game=game, time_control=tc):
-                tc = self._time_limits.check(tc)
-                target = self.bots.get(opponent)
-                if target is None:
-                    raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
-                pending = self._lobby.challenge(bot, opponent, game, tc)
-                target.send(
-                    ChallengeReceived(
-                        challenge_id=pending.challenge_id,
-                        challenger=bot,
-                        game=game,
-                        time_control=tc,
-                    )
-                )
-            case Accept(challenge_id=challenge_id):
-                pairing = self._lobby.accept(bot, challenge_id)
-                if pairing is not None and self.accepting:  # None: the arena's own invite
-                    await self._registry.start(pairing)
-            case Decline(challenge_id=challenge_id):
-                declined = self._lobby.decline(bot, challenge_id)
-                if declined is not None:  # None: the arena's own invite
-                    self.tell(
-                        declined.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot)
-                    )
-            case Watch() | Unwatch():
-                # A bot watching its own match would see its opponent's analysis.
-                raise ProtocolError(ErrorCode.FORBIDDEN, "bots cannot watch; connect as spectator")
-            case _:
-                await self._on_query(conn, message)
-
-    def _seek(self, bot: str, seek: Seek, rating: float | None) -> None:
-        """Queue ``bot`` in the lobby (``rating`` None: not rated yet) and schedule pairing."""
-        tc = self._time_limits.check(seek.time_control)
-        self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
-        self._matchmaker.schedule()
-

@@ -1,0 +1,227 @@
+"""What a connection may ask for besides a move, by role: the gateway routes it here.
+
+A spectator watches and stops watching matches and asks queries. A bot
+seeks, cancels a seek, challenges, accepts, declines and resigns. A guest
+(``arena.play.guests``) may only challenge an online bot that accepts guests
+in that game, at most ``GuestLimits.burst`` games at once and one every
+``1 / per_s`` seconds after that per address, and resign its own match; its
+matches are never rated. Anything a role may not send is ``forbidden``. A
+``ProtocolError`` raised here becomes the connection's ``error`` reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from arena.live.spectators import SpectatorHub
+from arena.net.limits import AddressBuckets
+from arena.net.websocket import WebSocketConnection
+from arena.play.lobby import Lobby, PendingChallenge, TimeLimits
+from arena.play.matchmaker import Matchmaker
+from arena.play.registry import DEFAULT_RATING, MatchRegistry
+from protocol.errors import ProtocolError
+from protocol.games import GAMES
+from protocol.messages import (
+    SPECTATOR_MESSAGE_TYPES,
+    Accept,
+    CancelSeek,
+    Challenge,
+    ChallengeDeclined,
+    ChallengeReceived,
+    ClientMessage,
+    Decline,
+    ErrorCode,
+    GamesQuery,
+    GamesReply,
+    Hello,
+    LeaderboardEntry,
+    LeaderboardQuery,
+    LeaderboardReply,
+    Resign,
+    Seek,
+    ServerMessage,
+    TimeControl,
+    Unwatch,
+    Watch,
+)
+
+
+class Queries(Protocol):
+    """Read-only questions a connection may ask (the server answers them)."""
+
+    async def leaderboard_entries(self, game: str) -> list[LeaderboardEntry]:
+        """One game's leaderboard."""
+        ...
+
+
+class Requests:
+    """Spectators', bots' and guests' requests other than moves; see the module docstring.
+
+    ``bots`` and ``guest_games`` are the gateway's own tables of the bots online
+    and the games each accepts guests in; ``tell`` sends to a player online;
+    ``accepting`` is False once the server is shutting down.
+    """
+
+    def __init__(
+        self,
+        *,
+        bots: Mapping[str, WebSocketConnection],
+        guest_games: Mapping[str, frozenset[str]],
+        tell: Callable[[str, ServerMessage], None],
+        accepting: Callable[[], bool],
+        queries: Queries,
+        lobby: Lobby,
+        matchmaker: Matchmaker,
+        registry: MatchRegistry,
+        hub: SpectatorHub,
+        time_limits: TimeLimits,
+        guest_limit: AddressBuckets,
+    ) -> None:
+        self._bots = bots
+        self._guest_games = guest_games
+        self._tell = tell
+        self._accepting = accepting
+        self._queries = queries
+        self._lobby = lobby
+        self._matchmaker = matchmaker
+        self._registry = registry
+        self._hub = hub
+        self._time_limits = time_limits
+        self.guest_limit = guest_limit
+        """Guest challenges per remote address."""
+
+    # Spectators and queries -------------------------------------------------------
+
+    async def from_spectator(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        """Watch, unwatch, or a query."""
+        if type(message) not in SPECTATOR_MESSAGE_TYPES:
+            raise ProtocolError(
+                ErrorCode.FORBIDDEN, f"a spectator may not send {message.type}", message.id
+            )
+        match message:
+            case Watch(match_id=match_id, since=since):
+                self._hub.watch(conn, match_id, since)
+            case Unwatch(match_id=match_id):
+                self._hub.unwatch(conn, match_id)
+            case _:
+                await self._query(conn, message)
+
+    async def _query(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        match message:
+            case LeaderboardQuery(game=game, id=ref):
+                entries = await self._queries.leaderboard_entries(game)
+                conn.send(LeaderboardReply(game=game, entries=tuple(entries), id=ref))
+            case GamesQuery(id=ref):
+                conn.send(GamesReply(games=GAMES, id=ref))
+            case Hello():
+                raise ProtocolError(ErrorCode.BAD_MESSAGE, "already said hello")
+            case _:
+                raise ProtocolError(ErrorCode.BAD_MESSAGE, f"unexpected {message.type}")
+
+    # Bots -------------------------------------------------------------------------
+
+    async def from_bot(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        """Act on a bot's message other than a move (the gateway referees those)."""
+        bot = conn.name
+        assert bot is not None
+        match message:
+            case Resign(match_id=match_id):
+                self._registry.get(match_id).resign(bot)
+            case Seek(game=game):
+                self.seek(bot, message, await self._registry.rating(bot, game))
+            case CancelSeek(game=game):
+                self._lobby.cancel_seek(bot, game)
+            case Challenge(opponent=opponent, game=game, time_control=tc):
+                tc = self._time_limits.check(tc)
+                target = self._online(opponent)
+                self._send_challenge(target, self._lobby.challenge(bot, opponent, game, tc))
+            case Accept(challenge_id=challenge_id):
+                pairing = self._lobby.accept(bot, challenge_id)
+                if pairing is not None and self._accepting():  # None: the arena's own invite
+                    await self._registry.start(pairing)
+            case Decline(challenge_id=challenge_id):
+                declined = self._lobby.decline(bot, challenge_id)
+                if declined is not None:  # None: the arena's own invite
+                    self._tell(
+                        declined.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot)
+                    )
+            case Watch() | Unwatch():
+                # A bot watching its own match would see its opponent's analysis.
+                raise ProtocolError(ErrorCode.FORBIDDEN, "bots cannot watch; connect as spectator")
+            case _:
+                await self._query(conn, message)
+
+    def seek(self, bot: str, seek: Seek, rating: float | None) -> None:
+        """Queue ``bot`` in the lobby (``rating`` None: not rated yet) and schedule pairing."""
+        tc = self._time_limits.check(seek.time_control)
+        self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
+        self._matchmaker.schedule()
+
+    def _online(self, opponent: str) -> WebSocketConnection:
+        target = self._bots.get(opponent)
+        if target is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
+        return target
+
+    @staticmethod
+    def _send_challenge(target: WebSocketConnection, pending: PendingChallenge) -> None:
+        target.send(
+            ChallengeReceived(
+                challenge_id=pending.challenge_id,
+                challenger=pending.challenger,
+                game=pending.game,
+                time_control=pending.time_control,
+            )
+        )
+
+    # Guests -----------------------------------------------------------------------
+
+    async def from_guest(self, conn: WebSocketConnection, message: ClientMessage) -> None:
+        """Act on a guest's message other than a move: a challenge, a resignation, a query."""
+        guest = conn.name
+        assert guest is not None
+        match message:
+            case Challenge(opponent=opponent, game=game, time_control=tc):
+                self._guest_challenge(conn, guest, opponent, game, tc)
+            case Resign(match_id=match_id):
+                self._registry.get(match_id).resign(guest)
+            case Seek() | CancelSeek() | Accept() | Decline():
+                raise ProtocolError(
+                    ErrorCode.FORBIDDEN,
+                    f"a guest may not send {message.type}: challenge a bot that accepts guests",
+                    message.id,
+                )
+            case Watch() | Unwatch():
+                raise ProtocolError(
+                    ErrorCode.FORBIDDEN, "guests cannot watch; connect as spectator", message.id
+                )
+            case _:
+                await self._query(conn, message)
+
+    def _guest_challenge(
+        self,
+        conn: WebSocketConnection,
+        guest: str,
+        opponent: str,
+        game: str,
+        tc: TimeControl | None,
+    ) -> None:
+        """A guest challenges ``opponent``: checked, rate-limited per address, then sent on."""
+        if not self.guest_limit.take(conn.remote):
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                "too many guest games from your address; "
+                f"retry in {self.guest_limit.wait_s():.0f} s",
+            )
+        tc = self._time_limits.check(tc)
+        target = self._online(opponent)
+        if game not in self._guest_games.get(opponent, ()):
+            raise ProtocolError(
+                ErrorCode.FORBIDDEN, f"{opponent} does not accept guest challenges in {game}"
+            )
+        if self._registry.playing(guest) or self._lobby.challenges_from(guest):
+            raise ProtocolError(
+                ErrorCode.ALREADY_SEEKING, "you already play, or wait for an answer to, a game"
+            )
+        self._send_challenge(target, self._lobby.challenge(guest, opponent, game, tc))
