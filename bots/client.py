@@ -10,13 +10,14 @@
 ``run`` plays until ``config.games`` matches are finished or it is told to
 stop: ``drain()`` finishes the live matches first (no more seeks, challenges
 declined), ``forfeit()`` resigns them, ``stop()`` just closes the connection.
-``install_stop_signals(client.on_signal)`` makes SIGINT/SIGTERM drain, and a
-second one forfeit. Moves are chosen by a ``MoveChooser``
-(``bots.choosing``): ``StrategyChooser`` wraps a ``bots`` strategy (searching
-in its own process pool, so this event loop keeps answering pings), and
-``bots.simple`` wraps a plain function. Each move is asked for with its
-``Budget``: the deadline from ``your_turn``'s clock, the measured round trip
-and the safety margin (``bots.budget``).
+``bots.signals.install_stop_signals(client.on_signal, client.forfeit)``
+makes SIGINT/SIGTERM drain, a second one forfeit, and SIGHUP forfeit. Moves
+are chosen by a ``MoveChooser`` (``bots.choosing``): ``StrategyChooser``
+wraps a ``bots`` strategy (searching in its own process pool, so this event
+loop keeps answering pings), and ``bots.simple`` wraps a plain function.
+Each move is asked for with its ``Budget``: the deadline from
+``your_turn``'s clock, the measured round trip and the safety margin
+(``bots.budget``).
 
 A dropped connection is retried with capped, jittered exponential backoff
 (with ``fallback_urls``, each URL in turn is tried at once first: the nodes
@@ -41,7 +42,6 @@ import contextlib
 import itertools
 import logging
 import math
-import signal
 import ssl
 import time
 from collections.abc import Callable
@@ -71,7 +71,6 @@ from bots.transport import connection_tls, verify_failure
 from protocol.errors import ProtocolError
 from protocol.messages import (
     MAX_SERVER_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
     Accept,
     CancelSeek,
     Challenge,
@@ -82,7 +81,6 @@ from protocol.messages import (
     Decline,
     Error,
     ErrorCode,
-    Hello,
     MatchEnd,
     MatchStart,
     Moved,
@@ -113,7 +111,6 @@ __all__ = [
     "StrategyChooser",
     "TLSVerifyError",
     "analysis_from",
-    "install_stop_signals",
 ]
 
 log = logging.getLogger(__name__)
@@ -320,17 +317,7 @@ class BotClient:
 
     async def _session(self, ws: ClientConnection) -> None:
         """One connection: hello, then handle server messages until it closes."""
-        hello = Hello(
-            role="bot",
-            version=PROTOCOL_VERSION,
-            name=self.config.name,
-            token=self.config.token,
-            max_matches=self.config.max_matches,
-            guests=(self.config.game,)
-            if self.config.guests and self.config.accept_challenges
-            else (),
-        )
-        await ws.send(hello.to_json())
+        await ws.send(self.config.hello().to_json())
         self._ws, self._rtt_floor_ms = ws, None
         # One writer per connection keeps messages in the order they were posted.
         self._outbox = asyncio.Queue()
@@ -608,30 +595,3 @@ class BotClient:
                     game=config.game, time_control=config.time_control, id=f"seek-{next(self._ids)}"
                 )
             )
-
-
-def install_stop_signals(
-    callback: Callable[[], None], hangup: Callable[[], None] | None = None
-) -> Callable[[], None]:
-    """Call ``callback`` on SIGINT and SIGTERM (and ``hangup``, if given, on SIGHUP) in the
-    running loop; returns an undo function.
-
-    ``install_stop_signals(client.on_signal, client.forfeit)``: the first signal drains, the
-    next forfeits; a hang-up (the launcher or the terminal is gone) forfeits at once.
-    """
-    loop = asyncio.get_running_loop()
-    installed = []
-    handlers = [(signal.SIGINT, callback), (signal.SIGTERM, callback)]
-    if hangup is not None:
-        handlers.append((signal.SIGHUP, hangup))
-    for sig, handler in handlers:
-        with contextlib.suppress(NotImplementedError, RuntimeError, AttributeError):
-            # not on Windows loops (nor SIGHUP there)
-            loop.add_signal_handler(sig, handler)
-            installed.append(sig)
-
-    def undo() -> None:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-
-    return undo

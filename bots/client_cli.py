@@ -44,8 +44,8 @@ from bots.client import (
     ClientSummary,
     RefusedError,
     StrategyChooser,
-    install_stop_signals,
 )
+from bots.signals import install_stop_signals
 from bots.strategy import StrategyError, make_strategy_from_spec
 from bots.transport import connection_tls
 from protocol.games import GAMES

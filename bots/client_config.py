@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from bots.budget import MARGIN_MS
-from protocol.messages import MatchEnd, TimeControl
+from protocol.messages import PROTOCOL_VERSION, Hello, MatchEnd, TimeControl
 from protocol.messages.values import BOT_NAME_PATTERN
 
 DEFAULT_TIME_CONTROL = TimeControl(move_ms=1000, bank_ms=0)
@@ -72,6 +72,18 @@ class ClientConfig:
             raise ValueError(f"a bot name must match {BOT_NAME_PATTERN}")
         if self.margin_ms < 0:
             raise ValueError("margin_ms must be at least 0")
+
+    def hello(self) -> Hello:
+        """The ``hello`` this bot opens every connection with."""
+        accepts_guests = self.guests and self.accept_challenges
+        return Hello(
+            role="bot",
+            version=PROTOCOL_VERSION,
+            name=self.name,
+            token=self.token,
+            max_matches=self.max_matches,
+            guests=(self.game,) if accepts_guests else (),
+        )
 
 
 @dataclass(frozen=True, slots=True)

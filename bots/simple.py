@@ -43,8 +43,8 @@ from bots.client import (
     ClientConfig,
     ClientSummary,
     Decision,
-    install_stop_signals,
 )
+from bots.signals import install_stop_signals
 from protocol.games import GameState
 from protocol.messages import TimeControl
 
@@ -126,7 +126,7 @@ async def play_bot(
         insecure=insecure,
     )
     client = BotClient(config, FunctionChooser(choose))
-    undo = install_stop_signals(client.on_signal)
+    undo = install_stop_signals(client.on_signal, client.forfeit)
     try:
         return await client.run()
     finally:

@@ -20,7 +20,7 @@ from arena.errors import ArenaError, BotExistsError, NoSuchBotError
 from arena.play.guests import GUEST_ACCOUNT
 from arena.provision import ensure_bot, read_token_file, write_private
 from arena.store import BotRecord, Store
-from arena.store.store import check_bot_name
+from arena.store.accounts import check_bot_name
 from protocol.messages.values import BOT_NAME_RULE
 
 NAME_HELP = f"a bot name: {BOT_NAME_RULE}"

@@ -38,20 +38,16 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
-import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import CursorResult, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select
 
 from arena.errors import (
-    BotExistsError,
     DatabaseOpenError,
-    InvalidBotNameError,
     LeaseLostError,
     NoSuchBotError,
     StoreDegradedError,
@@ -60,6 +56,7 @@ from arena.errors import (
 from arena.play.guests import GUEST_ACCOUNT
 from arena.ratings import DEFAULT_K
 from arena.store import nodes, queries
+from arena.store.accounts import AccountStore
 from arena.store.analysis import AnalysisStore
 from arena.store.engine import DEFAULT_URL, is_sqlite
 from arena.store.health import HealthState
@@ -84,17 +81,14 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
-from arena.store.tokens import hash_token, new_token, random_text
+from arena.store.tokens import hash_token, random_text
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
-from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 
 ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
-_NAMES_PER_READ = 500
-"""Bot names per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
 log = logging.getLogger(__name__)
 
 
@@ -102,7 +96,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(AnalysisStore):
+class Store(AccountStore, AnalysisStore):
     """Bots, matches, moves and ratings in one SQL database. Create it with ``Store.open``.
 
     A store belongs to the event loop that opened it. Several stores (in one
@@ -170,104 +164,6 @@ class Store(AnalysisStore):
         return store
 
     # Bots ------------------------------------------------------------------
-
-    async def add_bot(self, name: str) -> str:
-        """Register a bot and return its fresh token; only a hash of the token is kept.
-
-        Raises ``InvalidBotNameError`` for a name that breaks ``BOT_NAME_RULE``
-        and ``BotExistsError`` for a name taken, even by a removed bot.
-        """
-        check_bot_name(name)
-        token = new_token()
-        try:
-            async with self._write() as session:
-                if await session.scalar(select(Bot.id).where(Bot.name == name)) is not None:
-                    raise BotExistsError(name)
-                session.add(
-                    Bot(name=name, token_hash=hash_token(token), created_at=_now(), active=True)
-                )
-        except IntegrityError as error:
-            # Another process registered the same name between our check and insert.
-            raise BotExistsError(name) from error
-        return token
-
-    async def _guest_account(self) -> int:
-        """The id of ``GUEST_ACCOUNT``, created on first use (its token is never told)."""
-        try:
-            async with self._write() as session:
-                bot_id = await session.scalar(select(Bot.id).where(Bot.name == GUEST_ACCOUNT))
-                if bot_id is None:
-                    guest = Bot(
-                        name=GUEST_ACCOUNT,
-                        token_hash=hash_token(new_token()),
-                        created_at=_now(),
-                        active=True,
-                    )
-                    session.add(guest)
-                    await session.flush()
-                    bot_id = guest.id
-        except IntegrityError:
-            # Another node created it between our read and insert.
-            async with self._read() as session:
-                bot_id = await session.scalar(select(Bot.id).where(Bot.name == GUEST_ACCOUNT))
-        if bot_id is None:
-            raise NoSuchBotError(GUEST_ACCOUNT)
-        return bot_id
-
-    async def list_bots(self, *, include_inactive: bool = False) -> list[BotRecord]:
-        """Registered bots by name; removed ones only with ``include_inactive``."""
-        async with self._read() as session:
-            return await queries.list_bots(session, include_inactive)
-
-    async def remove_bot(self, name: str) -> bool:
-        """Disable a bot's account (history is kept); False when no active bot had that name."""
-        async with self._write() as session:
-            result = await session.execute(
-                update(Bot)
-                .where(Bot.name == name, Bot.active)
-                .values(active=False)
-                .execution_options(synchronize_session=False)
-            )
-            removed = cast(CursorResult[Any], result).rowcount == 1
-        self._bot_ids.pop(name, None)
-        return removed
-
-    async def reset_token(self, name: str, *, reactivate: bool = False) -> str:
-        """Give bot ``name`` a fresh token and return it; its old token stops working.
-
-        A removed bot raises ``NoSuchBotError`` unless ``reactivate``, which
-        brings it back with its matches and ratings. The guest account never
-        gets a token (``InvalidBotNameError``): nobody may log in as it.
-        """
-        check_not_guest(name)
-        token = new_token()
-        async with self._write() as session:
-            query = update(Bot).where(Bot.name == name)
-            if not reactivate:
-                query = query.where(Bot.active)
-            result = await session.execute(
-                query.values(token_hash=hash_token(token), active=True).execution_options(
-                    synchronize_session=False
-                )
-            )
-            if cast(CursorResult[Any], result).rowcount != 1:
-                raise NoSuchBotError(name)
-        return token
-
-    async def revoked_logins(self, logins: Mapping[str, str]) -> set[str]:
-        """Of ``logins`` (bot name -> ``hash_token`` of the token it logged in with), the
-        revoked ones: bots removed, or whose token was reset, since they logged in."""
-        names = list(logins)
-        current: dict[str, str] = {}
-        async with self._read() as session:
-            for start in range(0, len(names), _NAMES_PER_READ):
-                rows = await session.execute(
-                    select(Bot.name, Bot.token_hash).where(
-                        Bot.name.in_(names[start : start + _NAMES_PER_READ]), Bot.active
-                    )
-                )
-                current.update((name, hashed) for name, hashed in rows)
-        return {name for name, hashed in logins.items() if current.get(name) != hashed}
 
     async def authenticate(self, name: str, token: str) -> BotRecord | None:
         """The bot when ``token`` is its token and it is active, else None.
@@ -600,18 +496,3 @@ class Store(AnalysisStore):
         """A bot's most recently started matches, newest first; raises ``NoSuchBotError``."""
         async with self._read() as session:
             return await queries.bot_matches(session, name, limit)
-
-
-def check_bot_name(name: str) -> None:
-    """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
-    if re.fullmatch(NEW_BOT_NAME_PATTERN, name) is None:
-        raise InvalidBotNameError(name, BOT_NAME_RULE)
-    check_not_guest(name)
-
-
-def check_not_guest(name: str) -> None:
-    """Raise ``InvalidBotNameError`` for the guest account's name (in any case)."""
-    if name.lower() == GUEST_ACCOUNT:
-        raise InvalidBotNameError(
-            name, f"another name: {GUEST_ACCOUNT!r} is where guests' matches are recorded"
-        )
