@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from pathlib import Path
 
@@ -92,6 +93,8 @@ async def _run(args: argparse.Namespace) -> int:
             "a token cannot be shown again (only its hash is stored); "
             f"'arena bots token {args.name} --reset' issues a new one"
         )
+    if args.bots_command == "add" and args.token_dir is not None:
+        prepare_token_dir(args.token_dir)  # before any token is made that could not be kept
     store = await open_store(args.db, create=args.bots_command == "add")
     try:
         if args.bots_command == "add":
@@ -173,8 +176,27 @@ async def _add_bot(store: Store, name: str, token_dir: Path | None, if_missing: 
         kept = " (its matches and ratings are kept)" if action == "reactivated" else ""
         return f"{action} bot {name}{kept}; its token (shown only once):\n{token}"
     if action != "kept":
-        write_private(file, token + "\n")
+        try:
+            write_private(file, token + "\n")
+        except OSError as exc:  # the directory changed since it was checked: keep the token
+            print(f"bot {name}: {action}; its token (shown only once):\n{token}")
+            raise ArenaError(f"cannot write {file}: {exc.strerror or exc}") from None
     return f"bot {name}: {action}, token in {file}"
+
+
+def prepare_token_dir(token_dir: Path) -> None:
+    """Create ``token_dir`` if needed and make sure a token file can be written in it."""
+    try:
+        token_dir.mkdir(parents=True, exist_ok=True)
+        probe = token_dir / f".write-test.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = "not a directory" if token_dir.exists() and not token_dir.is_dir() else None
+        raise ArenaError(
+            f"--token-dir {token_dir}: {reason or exc.strerror or exc}; "
+            "pass a directory this user can write"
+        ) from None
 
 
 async def _bring_back(store: Store, name: str) -> str:
