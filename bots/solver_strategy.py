@@ -76,15 +76,15 @@ class RootSolve:
     def proofs(self) -> dict[int, int]:
         """-1 for every move to be pruned, 0 otherwise.
 
-        Pruned: a move proven worse than another, and, while some move may still
-        win, a move proven not to win. Where the choice matters the position is
-        far more often won than drawn (a lost one offers no choice), so the
-        search is better spent among the moves that can still win.
+        Pruned: a move proven worse than another, and a move proven not to reach
+        the best outcome another move still may: not to win while another may
+        win, or to lose while another may draw. Where the choice matters the
+        position is far more often won than drawn (a lost one offers no
+        choice), so the search is best spent among the moves that can still win.
         """
         best_low = max(low for low, _ in self.bounds.values())
-        floor = best_low
-        if any(high > 0 for _, high in self.bounds.values()):
-            floor = max(floor, 1)
+        best_high = max(high for _, high in self.bounds.values())
+        floor = best_low if best_high < 0 else max(best_low, min(best_high, 1))
         return {m: (-1 if high < floor else 0) for m, (_, high) in self.bounds.items()}
 
 
