@@ -5,19 +5,22 @@ Each move, within ``time_ms`` (and ``max_nodes`` solver nodes, if given):
 1. **Keep the value** (weak). Moves that end the game or hand the opponent
    an immediate win are settled without a search; an immediate win is
    played, and a move that is the only one not handing over a win is
-   played at once (it keeps whatever the value is). Otherwise the moves, in
-   the solver's order (most threats created, then central): "does the first
-   one win?", then "does it hold a draw?" until one does, then "does it
-   win?" (that move first), one null-window search per question. The first
-   yes to "win" gives a won position and a winning move; a safe move with
-   no winning one gives a draw; no safe move gives a loss.
+   played at once (it keeps whatever the value is). Otherwise the moves
+   race to be proven winning, one null-window search per question: a first
+   round asks each move (in the solver's order: most threats created, then
+   central) with a cap of ``QUICK_CAP`` nodes, which settles the cheap ones
+   wherever they stand, then the moves left are asked in order without a
+   cap. A winning move gives a won position; when none wins, the moves race
+   the same way to be proven to hold a draw; none gives a loss.
 2. **Best score** (strong). In a won or lost position the exact score is
    narrowed from the proven side and the first move reaching it is played:
    the fastest win, the slowest loss (a draw-keeping move is already
    optimal). If the budget runs out here, the step-1 move is played.
 3. **Fallback**. If step 1 does not finish, the move comes from
    ``mcts-heavy`` (MCTS-Solver with heavy playouts), never one the partial
-   solve proved worse than another move (e.g. losing where a draw exists).
+   solve proved worse than another move, nor one proven short of the best
+   outcome another move may still reach (not winning while another may
+   win, losing while another may draw).
 
 With ``workers=2`` (the default on machines with two or more cores) the
 solver and the MCTS search run side by side in two warm processes, each for
