@@ -42,8 +42,8 @@ from protocol.games import Connect4State, GameState
 Position = GameState | str
 """A ``Connect4State``, or Pons' notation: the 1-based columns played, e.g. ``"4453"``."""
 
-DEFAULT_TABLE_BITS = 22
-"""Table size of a default ``Solver``: 2**22 entries, 32 MiB."""
+DEFAULT_TABLE_BITS = 19
+"""Table size of a default ``Solver``: 2**19 entries, 4 MiB."""
 _ORDER_SIZE = 2 * k.WIDTH * (k.CELLS + 1)
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns, most central first."""

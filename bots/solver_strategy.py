@@ -5,19 +5,22 @@ Each move, within ``time_ms`` (and ``max_nodes`` solver nodes, if given):
 1. **Keep the value** (weak). Moves that end the game or hand the opponent
    an immediate win are settled without a search; an immediate win is
    played, and a move that is the only one not handing over a win is
-   played at once (it keeps whatever the value is). Otherwise the moves, in
-   the solver's order (most threats created, then central): "does the first
-   one win?", then "does it hold a draw?" until one does, then "does it
-   win?" (that move first), one null-window search per question. The first
-   yes to "win" gives a won position and a winning move; a safe move with
-   no winning one gives a draw; no safe move gives a loss.
+   played at once (it keeps whatever the value is). Otherwise the moves
+   race to be proven winning, one null-window search per question: a first
+   round asks each move (in the solver's order: most threats created, then
+   central) with a cap of ``QUICK_CAP`` nodes, which settles the cheap ones
+   wherever they stand, then the moves left are asked in order without a
+   cap. A winning move gives a won position; when none wins, the moves race
+   the same way to be proven to hold a draw; none gives a loss.
 2. **Best score** (strong). In a won or lost position the exact score is
    narrowed from the proven side and the first move reaching it is played:
    the fastest win, the slowest loss (a draw-keeping move is already
    optimal). If the budget runs out here, the step-1 move is played.
 3. **Fallback**. If step 1 does not finish, the move comes from
    ``mcts-heavy`` (MCTS-Solver with heavy playouts), never one the partial
-   solve proved worse than another move (e.g. losing where a draw exists).
+   solve proved worse than another move, nor one proven short of the best
+   outcome another move may still reach (not winning while another may
+   win, losing while another may draw).
 
 With ``workers=2`` (the default on machines with two or more cores) the
 solver and the MCTS search run side by side in two warm processes, each for
@@ -55,6 +58,8 @@ SOLVE_SHARE = {1: 0.6, 2: 1.0}
 two workers the other one searches all along, so the solver can keep the whole move."""
 _EXPLORATION = math.sqrt(2)
 _UNKNOWN = (-100, 100)
+QUICK_CAP = 16384
+"""Node cap of the first round of ``_Root.race`` (every move asked once, cheaply)."""
 
 
 @dataclass
@@ -72,9 +77,18 @@ class RootSolve:
     elapsed_s: float = 0.0
 
     def proofs(self) -> dict[int, int]:
-        """-1 for every move proven worse than another (to be pruned), 0 otherwise."""
+        """-1 for every move to be pruned, 0 otherwise.
+
+        Pruned: a move proven worse than another, and a move proven not to reach
+        the best outcome another move still may: not to win while another may
+        win, or to lose while another may draw. Where the choice matters the
+        position is far more often won than drawn (a lost one offers no
+        choice), so the search is best spent among the moves that can still win.
+        """
         best_low = max(low for low, _ in self.bounds.values())
-        return {m: (-1 if high < best_low else 0) for m, (low, high) in self.bounds.items()}
+        best_high = max(high for _, high in self.bounds.values())
+        floor = best_low if best_high < 0 else max(best_low, min(best_high, 1))
+        return {m: (-1 if high < floor else 0) for m, (_, high) in self.bounds.items()}
 
 
 class _Root:
@@ -95,21 +109,55 @@ class _Root:
             if forced is not None:
                 self.bounds[move] = (forced, forced)
 
-    def ask(self, move: int, threshold: int) -> bool | None:
-        """Whether ``move`` scores at least ``threshold`` (None: out of budget)."""
+    def ask(self, move: int, threshold: int, cap: int | None = None) -> bool | None:
+        """Whether ``move`` scores at least ``threshold`` (None: not answered within
+        ``cap`` nodes or the budget)."""
         low, high = self.bounds[move]
         if low >= threshold:
             return True
         if high < threshold:
             return False
-        if self.nodes_left is not None and self.nodes_left <= 0:
+        limit = self.nodes_left
+        if cap is not None:
+            limit = cap if limit is None else min(cap, limit)
+        if limit is not None and limit <= 0:
             return None
-        found = self.solver.test_move(self.state, move, threshold, self.deadline, self.nodes_left)
+        found = self.solver.test_move(self.state, move, threshold, self.deadline, limit)
         self._spent(self.solver.last_nodes)
         if found is None:
             return None
         self.bounds[move] = (max(low, found[0]), min(high, found[1]))
         return found[0] >= threshold
+
+    def out_of_budget(self) -> bool:
+        """Whether the deadline has passed or the node budget is spent."""
+        if self.nodes_left is not None and self.nodes_left <= 0:
+            return True
+        return time.perf_counter() >= self.deadline
+
+    def race(self, moves: list[int], threshold: int) -> int | bool | None:
+        """The first of ``moves`` proven to score at least ``threshold``, False when every
+        one is proven not to, None when the budget ran out first.
+
+        One move's proof can cost a thousand times another's. A first round asks
+        every move with a cap of ``QUICK_CAP`` nodes, which settles the cheap
+        ones (quick wins, quick refutations) wherever they stand in the order;
+        the moves left are then asked in order without a cap. A capped search
+        that stops keeps the subtrees it finished in the table, so the second
+        round does not start from nothing.
+        """
+        pending = list(moves)
+        for cap in (QUICK_CAP, None):
+            for move in list(pending):
+                answer = self.ask(move, threshold, cap)
+                if answer is None:
+                    if self.out_of_budget() or cap is None:
+                        return None
+                    continue
+                if answer:
+                    return move
+                pending.remove(move)
+        return False
 
     def keep_value(self) -> tuple[int | None, int | None, bool]:
         """Step 1: a move, the value it is proven to keep (1, 0, -1, or None), and whether
@@ -117,10 +165,8 @@ class _Root:
 
         An immediate win is taken at once, and a move that is the only one not
         handing the opponent an immediate win keeps the value whatever it is.
-        Otherwise: does the most promising move win? If not, a safe move (draw
-        or better) is looked for, then a winning one (the safe move asked
-        first), so that when the budget runs out early the move in hand at
-        least holds a draw.
+        Otherwise the moves race (``race``) to be proven winning; when none
+        wins, they race to be proven to hold a draw.
         """
         lows = {m: low for m, (low, _) in self.bounds.items()}
         best = max(self.moves, key=lambda m: lows[m])
@@ -131,29 +177,16 @@ class _Root:
             return self.moves[0], -1, True  # every move hands over a win: all equally lost
         if len(open_moves) == 1:
             return open_moves[0], None, True
-        # Most positions where the choice matters are won: first ask whether the most
-        # promising move wins, which settles many of them with a single search.
-        answer = self.ask(open_moves[0], 1)
-        if answer is None:
+        winner = self.race(open_moves, 1)
+        if winner is None:
             return None, None, False
-        if answer:
-            return open_moves[0], 1, True
-        safe = None
-        for move in self.moves:
-            answer = self.ask(move, 0)
-            if answer is None:
-                return None, None, False
-            if answer:
-                safe = move
-                break
+        if winner is not False:
+            return winner, 1, True
+        safe = self.race(open_moves, 0)
         if safe is None:
+            return None, None, False
+        if safe is False:
             return self.moves[0], -1, True  # every move loses: step 2 finds the slowest loss
-        for move in [safe] + [m for m in self.moves if m != safe]:
-            answer = self.ask(move, 1)
-            if answer is None:
-                return safe, None, False
-            if answer:
-                return move, 1, True
         return safe, 0, True
 
     def best_score(self, keeper: int, value: int) -> tuple[int, int | None]:

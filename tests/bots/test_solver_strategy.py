@@ -10,8 +10,8 @@ import pytest
 
 from bots import StrategyOptionError, make_strategy, make_strategy_from_spec
 from bots.mcts import RootStats
-from bots.solver import analyse, forced_score
-from bots.solver_strategy import RootSolve, decide
+from bots.solver import Solver, analyse, forced_score, search_order
+from bots.solver_strategy import QUICK_CAP, RootSolve, decide, solve_root
 from protocol.games import Connect4State
 
 
@@ -112,3 +112,35 @@ def test_options_are_checked() -> None:
         make_strategy("solver", game="connect4", workers=3)
     with pytest.raises(StrategyOptionError, match="solve_share"):
         make_strategy("solver", game="connect4", workers=0, solve_share=0)
+
+
+def test_a_cheap_win_late_in_the_order_is_found_before_an_expensive_first_move() -> None:
+    # x to move, no immediate win; found by seeded random play (random.Random(11),
+    # 8-12 plies). Among the moves not settled for free the search order puts column
+    # 2 first: it does not win and takes some 300k nodes to refute from an empty
+    # table, while column 3 wins within a few hundred.
+    state = Connect4State.from_notation("7655545746")
+    solver = Solver()
+    assert all((forced_score(state, m) or 0) <= 0 for m in state.legal_moves())
+    assert next(m for m in search_order(state) if forced_score(state, m) is None) == 2
+    assert solver.test_move(state, 2, 1, max_nodes=100_000) is None  # too dear alone
+    solver.reset()
+    found = solver.test_move(state, 3, 1, max_nodes=QUICK_CAP)
+    assert found is not None and found[0] >= 1
+    solver.reset()
+    solved = solve_root(state, time.perf_counter() + 3600, max_nodes=100_000, solver=solver)
+    assert solved.move is not None and solved.outcome == 1
+    assert analyse(state, weak=True).scores[solved.move] == 1
+
+
+def test_the_fallback_prunes_moves_proven_short_of_what_another_may_reach() -> None:
+    unknown = (-100, 100)
+    # Some move may still win: a move proven not to win is pruned, even a sure draw.
+    bounds = {0: (0, 0), 1: (-15, 0), 2: unknown, 3: (-15, 5)}
+    assert RootSolve(bounds).proofs() == {0: -1, 1: -1, 2: 0, 3: 0}
+    # No move can win any more: the moves proven to lose are pruned.
+    bounds = {0: (-15, -1), 1: (-15, 0), 2: (-3, 0), 3: (-15, -4)}
+    assert RootSolve(bounds).proofs() == {0: -1, 1: 0, 2: 0, 3: -1}
+    # Every move loses: only those proven to lose faster than another move surely does.
+    bounds = {0: (-15, -9), 1: (-8, -2), 2: (-15, -1)}
+    assert RootSolve(bounds).proofs() == {0: -1, 1: 0, 2: 0}
