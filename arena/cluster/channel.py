@@ -2,7 +2,9 @@
 
 Each node listens on a channel of its own (``channel_of(node_id)``) on one
 dedicated asyncpg connection, and sends with ``pg_notify`` on the same
-connection. Messages are small JSON objects. PostgreSQL delivers a
+connection (or, with ``notice``, in a transaction of the sender's own, so
+the message leaves when that transaction commits). Messages are small JSON
+objects. PostgreSQL delivers a
 notification once, to the connections listening when it commits, and keeps
 none for later: while a node's connection is down (the database restarted)
 what was sent to it is lost. The cluster is built so that nothing depends on
@@ -33,6 +35,13 @@ RECONNECT_MAX_S = 5.0
 def channel_of(node_id: str) -> str:
     """The channel a node listens on: a valid identifier whatever the node id holds."""
     return "arena_node_" + hashlib.sha1(node_id.encode()).hexdigest()[:24]
+
+
+def notice(node_id: str, message: dict[str, Any]) -> tuple[str, str]:
+    """The channel and payload of ``message`` to ``node_id``: the arguments of ``pg_notify``,
+    for ``NodeChannel.send`` or for a notice sent in a transaction of one's own (delivered
+    when, and only if, it commits)."""
+    return channel_of(node_id), json.dumps(message, separators=(",", ":"))
 
 
 Handler = Callable[[dict[str, Any]], None]
@@ -68,12 +77,12 @@ class NodeChannel:
 
     async def send(self, node_id: str, message: dict[str, Any]) -> bool:
         """Send ``message`` to ``node_id``; False (logged) when it could not be sent."""
-        payload = json.dumps(message, separators=(",", ":"))
+        channel, payload = notice(node_id, message)
         try:
             async with self._lock:
                 if self._conn is None:
                     raise ConnectionError("not connected")
-                await self._conn.execute("SELECT pg_notify($1, $2)", channel_of(node_id), payload)
+                await self._conn.execute("SELECT pg_notify($1, $2)", channel, payload)
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             log.warning("cannot notify node %s (%s): %s", node_id, message.get("kind"), exc)
             return False

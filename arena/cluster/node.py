@@ -6,11 +6,12 @@
 - pairs through the shared ``SharedSeekQueue`` (the ``Matchmaker`` runs its
   passes; a tick runs one when the table lags the lobby, and again every
   ``retry_s`` while seeks wait);
-- hosts every match its passes pair and tells the other player's node,
-  through ``NodeChannel``, to send that bot a ``redirect`` to this node's
-  public URL; a bot that meanwhile started a match on its own node cannot
-  move, and its node answers ``refused``, which aborts the new match
-  (unrated, the infrastructure's fault);
+- hosts every match its passes pair and tells the other player's node, by a
+  notice the pass sends as it commits (``channel.notice``), to send that
+  bot a ``redirect`` to this node's public URL, so the bot travels while the
+  match starts here; a bot that meanwhile started a match on its own node
+  cannot move, and its node answers ``refused``, which aborts the new match
+  (unrated, the infrastructure's fault) as soon as it has started;
 - answers the ``hello`` of a bot whose live match another node hosts with a
   ``redirect`` there (``placement``), so a bot that connects to any node
   finds its match;
@@ -35,7 +36,7 @@ import logging
 import random
 from collections.abc import Callable
 
-from arena.cluster.channel import NodeChannel
+from arena.cluster.channel import NodeChannel, notice
 from arena.cluster.placement import Directory
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.net.websocket import WebSocketConnection
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 
 RETRY_S = 1.0
 """How often a node with waiting seeks runs a pass even if nothing changed here."""
+
+MAX_EARLY_REFUSALS = 1000
+"""Refusals kept for matches not started yet (a bound: one whose start failed never comes)."""
 
 TICK_S = 0.05
 """How often the node checks whether its queue rows lag its lobby."""
@@ -88,7 +92,8 @@ class ClusterNode:
             has_capacity=has_capacity,
             playing=registry.playing,
             rng=rng,
-            on_started=self._host,
+            notice=self._redirect_notice,
+            on_started=self._started,
         )
         dsn = store.engine.url.set(drivername="postgresql")
         self.channel = NodeChannel(dsn.render_as_string(hide_password=False), node_id, self._heard)
@@ -97,6 +102,8 @@ class ClusterNode:
         self.schedule: Callable[[], None] = lambda: None
         """Asks for a pairing pass (``Matchmaker.schedule``), set once the matchmaker exists."""
         self._sweep_due = asyncio.Event()
+        self._refused: dict[str, str] = {}
+        """Matches a remote player's node refused before they started here: id -> bot."""
         self.redirects_sent = 0
 
     async def start(self, public_url: str) -> None:
@@ -147,16 +154,22 @@ class ClusterNode:
 
     # Matches across nodes -------------------------------------------------------------
 
-    def _host(self, match: Match, remote: RemoteSeat) -> None:
-        """A match paired here waits for ``remote``: its node redirects it to us."""
+    def _redirect_notice(self, remote: RemoteSeat, match_id: str) -> tuple[str, str]:
+        """The notice that has ``remote``'s node send it to match ``match_id`` here."""
         message = {
             "kind": "redirect",
             "bot": remote.bot,
-            "match": match.match_id,
+            "match": match_id,
             "url": self.public_url,
             "node": self.node_id,
         }
-        self._spawn(self._send(remote.node_id, message), f"redirect-{match.match_id}")
+        return notice(remote.node_id, message)
+
+    def _started(self, match: Match, remote: RemoteSeat) -> None:
+        """A match paired here with ``remote`` has started: end it if its node refused."""
+        bot = self._refused.pop(match.match_id, None)
+        if bot is not None:
+            match.abort(f"{bot} could not move to the node hosting the match")
 
     async def _send(self, node_id: str, message: dict[str, str]) -> None:
         await self.channel.send(node_id, message)
@@ -166,10 +179,14 @@ class ClusterNode:
         if kind == "redirect":
             self._redirect(str(message["bot"]), match_id, str(message["url"]), str(message["node"]))
         elif kind == "refused":
-            with contextlib.suppress(ProtocolError):
-                self._registry.get(match_id).abort(
-                    f"{message.get('bot')} could not move to the node hosting the match"
-                )
+            bot = str(message.get("bot"))
+            try:
+                match = self._registry.get(match_id)
+            except ProtocolError:  # the notice outran the match's start here
+                if len(self._refused) < MAX_EARLY_REFUSALS:
+                    self._refused[match_id] = bot
+                return
+            match.abort(f"{bot} could not move to the node hosting the match")
         else:
             log.warning("ignoring a node message of kind %r", kind)
 

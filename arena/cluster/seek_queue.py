@@ -19,10 +19,13 @@ transaction that pairs them with every node's leftovers:
    rows; pairs of two other nodes' bots stay for those nodes' passes.
 
 This node hosts every pair it keeps. The other player, if it is another
-node's bot, must come here: ``remote_seat`` names it and its node, which is
-told by ``NodeChannel`` and redirects it. Only *movable* seeks are paired
-into another node's match: a bot that plays a match on its own node (or
-seeks with ``max_matches`` > 1 while playing) is paired only by its node.
+node's bot, must come here: the pass gives the match its id at once and, in
+its own transaction, notifies that bot's node (``pg_notify``, delivered when
+the pass commits, never for a pass that fails), which redirects the bot to
+this node while the match starts here; ``remote_seat`` names it and its node.
+Only *movable* seeks are paired into another node's match: a bot that plays
+a match on its own node (or seeks with ``max_matches`` > 1 while playing) is
+paired only by its node.
 
 A seek of this node whose row another node's pass took is awaiting its
 redirect: the lobby keeps it (so the bot cannot seek twice) until the
@@ -37,7 +40,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -46,6 +49,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from arena.play.lobby import Lobby, Pairing, Seek, closest_pairs
 from arena.play.match import Match
 from arena.store.models import QueuedSeek
+from arena.store.tokens import new_match_id
 from protocol.messages import TimeControl
 
 log = logging.getLogger(__name__)
@@ -72,6 +76,15 @@ class _Row:
     seek: Seek
 
 
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    """A pairing a pass made: its player on another node, if any; this node's rows in it."""
+
+    pairing: Pairing
+    remote: RemoteSeat | None
+    local: tuple[int, ...]
+
+
 class SharedSeekQueue:
     """Pairs this node's seeks with every node's, through the ``seek_queue`` table."""
 
@@ -84,6 +97,7 @@ class SharedSeekQueue:
         has_capacity: Callable[[str], bool],
         playing: Callable[[str], int],
         rng: random.Random,
+        notice: Callable[[RemoteSeat, str], tuple[str, str]],
         on_started: Callable[[Match, RemoteSeat], None],
     ) -> None:
         self._engine = engine
@@ -92,6 +106,8 @@ class SharedSeekQueue:
         self._has_capacity = has_capacity
         self._playing = playing
         self._rng = rng
+        self._notice = notice
+        """The ``pg_notify`` channel and payload that sends a remote player to a match here."""
         self._on_started = on_started
         self._inserted: dict[int, bool] = {}
         """This node's seeks that have a row (by lobby order): their ``movable`` as written."""
@@ -127,12 +143,19 @@ class SharedSeekQueue:
                     taken = [row_id for pair in pairs for row_id, _ in pair]
                     if taken:
                         await conn.execute(delete(QueuedSeek).where(QueuedSeek.id.in_(taken)))
+                    planned = [self._plan(ra, rb) for (_, ra), (_, rb) in pairs]
+                    for plan in planned:
+                        if plan.remote is not None and plan.pairing.match_id is not None:
+                            channel, payload = self._notice(plan.remote, plan.pairing.match_id)
+                            await conn.execute(
+                                text("SELECT pg_notify(:c, :p)"), {"c": channel, "p": payload}
+                            )
             except (OSError, SQLAlchemyError) as exc:
                 # Nothing changed; the next pass tries again (the store reports its health).
                 log.warning("pairing pass failed: %s", exc)
                 return here
             self._inserted = inserted
-            return here + self._pairings(pairs)
+            return here + self._apply(planned)
 
     def _pair_here(self) -> list[Pairing]:
         """Pair the seeks that are not in the table yet among themselves."""
@@ -269,17 +292,26 @@ class SharedSeekQueue:
                 pairs.append(((a.order, ra), (b.order, rb)))
         return pairs
 
-    def _pairings(self, pairs: list[tuple[tuple[int, _Row], tuple[int, _Row]]]) -> list[Pairing]:
-        done: set[int] = set()
-        pairings = []
-        for (_, ra), (_, rb) in pairs:
-            pairing = self._pairing(ra.seek, rb.seek)
-            for row in (ra, rb):
-                if row.node_id == self.node_id:
-                    done.add(row.local_id)
-                    self._inserted.pop(row.local_id, None)
-                else:
-                    self._remote[pairing] = RemoteSeat(row.seek.bot, row.node_id)
-            pairings.append(pairing)
+    def _plan(self, ra: _Row, rb: _Row) -> _Planned:
+        """The pairing of two rows, its player on another node if one is (who comes here:
+        the match's id is chosen now, for the notice that sends it), and this node's rows."""
+        remote = next(
+            (RemoteSeat(r.seek.bot, r.node_id) for r in (ra, rb) if r.node_id != self.node_id),
+            None,
+        )
+        pairing = self._pairing(ra.seek, rb.seek)
+        if remote is not None:
+            pairing = replace(pairing, match_id=new_match_id())
+        local = tuple(r.local_id for r in (ra, rb) if r.node_id == self.node_id)
+        return _Planned(pairing, remote, local)
+
+    def _apply(self, planned: list[_Planned]) -> list[Pairing]:
+        """After the pass committed: this node's paired seeks leave its lobby."""
+        done = {order for plan in planned for order in plan.local}
+        for plan in planned:
+            if plan.remote is not None:
+                self._remote[plan.pairing] = plan.remote
+        for order in done:
+            self._inserted.pop(order, None)
         self._lobby.remove_seeks(done)
-        return pairings
+        return [plan.pairing for plan in planned]

@@ -53,6 +53,8 @@ class Pairing:
     ``opening`` is the moves the match starts from (played for both before the
     first turn), and ``tournament`` the ``(tournament id, pair number)`` it is
     played for: both are set by the tournament scheduler, never by the lobby.
+    ``match_id`` is the id the match must have when it was announced before it
+    started (a pairing across nodes, ``arena.cluster``), else None: a new one.
     """
 
     game: str
@@ -60,6 +62,7 @@ class Pairing:
     time_control: TimeControl
     opening: tuple[int, ...] = ()
     tournament: tuple[int, int] | None = None
+    match_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,8 +50,10 @@ class MatchStore(MatchRecorder, Protocol):
         *,
         opening: Sequence[int] = (),
         tournament: tuple[int, int] | None = None,
+        match_id: str | None = None,
     ) -> str:
-        """Create the live match row (with the next group commit); returns its id."""
+        """Create the live match row (with the next group commit); returns its id
+        (``match_id`` when given)."""
         ...
 
 
@@ -135,6 +137,7 @@ class MatchRegistry:
             rated=rated,
             opening=pairing.opening,
             tournament=pairing.tournament,
+            match_id=pairing.match_id,
         )
         match = Match(
             match_id,

@@ -81,7 +81,7 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
-from arena.store.tokens import hash_token, random_text
+from arena.store.tokens import hash_token, new_match_id
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
 
@@ -216,6 +216,7 @@ class Store(AccountStore, AnalysisStore):
         *,
         opening: Sequence[int] = (),
         tournament: tuple[int, int] | None = None,
+        match_id: str | None = None,
     ) -> str:
         """Start a live match through the group commit; returns its id at once.
 
@@ -225,6 +226,7 @@ class Store(AccountStore, AnalysisStore):
         another process since it logged in here can still start matches.
         ``opening`` is recorded as the moves the match starts from, and
         ``tournament`` as the ``(tournament id, pair number)`` it is played for.
+        ``match_id`` is the id to use when it was chosen before (``new_match_id``).
 
         Refuses (``StoreDegradedError``) while the store is degraded or
         ``max_pending_moves`` moves wait, which bounds the memory pending
@@ -247,7 +249,7 @@ class Store(AccountStore, AnalysisStore):
         if move_ms <= 0 or bank_ms < 0:
             raise ValueError("move_ms must be positive and bank_ms not negative")
         ids = await self._bot_ids_of(players)
-        match_id = random_text(8)
+        match_id = match_id or new_match_id()
         self._buffer.add_match(
             {
                 "id": match_id,

@@ -6,6 +6,11 @@ import hashlib
 import secrets
 
 
+def new_match_id() -> str:
+    """A fresh match id (8 random bytes as text)."""
+    return random_text(8)
+
+
 def random_text(nbytes: int) -> str:
     """``nbytes`` random bytes as URL-safe text that never starts with ``-``.
 

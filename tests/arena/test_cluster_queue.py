@@ -4,16 +4,20 @@ database (each with its own store, lobby and node row); skipped where PostgreSQL
 
 from __future__ import annotations
 
+import asyncio
+import json
 import random
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import asyncpg
 import pytest
 from cluster_process import query
 from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixture)
 
 from arena.cluster import seek_queue
+from arena.cluster.channel import channel_of, notice
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.play.lobby import Lobby
 from arena.store import Store
@@ -50,6 +54,9 @@ async def make_node(url: str, seed: int) -> Node:
         has_capacity=has_capacity,
         playing=lambda bot: playing[bot],
         rng=random.Random(seed),
+        notice=lambda remote, match_id: notice(
+            remote.node_id, {"kind": "redirect", "bot": remote.bot, "match": match_id}
+        ),
         on_started=lambda match, remote: None,
     )
     return Node(store, lobby, queue, playing, max_matches)
@@ -131,3 +138,34 @@ async def test_withdrawn_seeks_leave_the_table_and_a_lost_redirect_requeues(
     await a.queue.pair()  # sees x's row gone: waits for the redirect...
     await a.queue.pair()  # ...which never came: x is queued again
     assert [bot for _, bot, _ in await rows(a)] == ["x"] and len(a.lobby.seeks) == 1
+
+
+async def test_the_pass_that_pairs_across_nodes_notifies_the_remote_node_as_it_commits(
+    nodes: tuple[Node, Node],
+) -> None:
+    a, b = nodes
+    heard: asyncio.Queue[dict[str, str]] = asyncio.Queue()
+    dsn = a.store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    listener = await asyncpg.connect(dsn, timeout=5)
+    try:
+        await listener.add_listener(
+            channel_of(a.queue.node_id), lambda *args: heard.put_nowait(json.loads(args[3]))
+        )
+        a.lobby.seek("x", "connect4", TC, 1500.0)
+        assert await a.queue.pair() == []
+        assert heard.empty()  # a pass that pairs nothing sends nothing
+        b.lobby.seek("y", "connect4", TC, 1500.0)
+        [pairing] = await b.queue.pair()
+        # The match id is chosen by the pass, and the notice that moves x names it.
+        assert pairing.match_id is not None
+        message = await asyncio.wait_for(heard.get(), timeout=5)
+        assert message == {"kind": "redirect", "bot": "x", "match": pairing.match_id}
+        # A pairing of two seekers of one node moves no one: no id chosen, no notice.
+        b.lobby.seek("u", "connect4", TC, 1500.0)
+        b.lobby.seek("v", "connect4", TC, 1500.0)
+        [local] = await b.queue.pair()
+        assert local.match_id is None and b.queue.remote_seat(local) is None
+        await asyncio.sleep(0.2)
+        assert heard.empty()
+    finally:
+        await listener.close()
