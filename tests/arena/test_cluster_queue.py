@@ -18,10 +18,12 @@ from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixtur
 
 from arena.cluster import seek_queue
 from arena.cluster.channel import channel_of, notice
+from arena.cluster.node import ClusterNode
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.play.lobby import Lobby
 from arena.store import Store
-from protocol.messages import TimeControl
+from protocol.errors import ProtocolError
+from protocol.messages import ErrorCode, TimeControl
 
 TC = TimeControl(move_ms=1000, bank_ms=0)
 
@@ -169,3 +171,57 @@ async def test_the_pass_that_pairs_across_nodes_notifies_the_remote_node_as_it_c
         assert heard.empty()
     finally:
         await listener.close()
+
+
+class _Registry:
+    """The registry's part a node's notices use: no match here until ``started``."""
+
+    def __init__(self) -> None:
+        self.matches: dict[str, _Match] = {}
+
+    def get(self, match_id: str) -> _Match:
+        if match_id not in self.matches:
+            raise ProtocolError(ErrorCode.NO_SUCH_MATCH, match_id)
+        return self.matches[match_id]
+
+    def playing(self, bot: str) -> int:
+        return 0
+
+
+@dataclass
+class _Match:
+    match_id: str
+    aborted: str = ""
+
+    def abort(self, reason: str) -> None:
+        self.aborted = reason
+
+
+async def test_a_refusal_that_outruns_the_match_s_start_ends_it_once_started(db: str) -> None:
+    store = await Store.open(db)
+    await store.claim_node(None, allow_multi_node=True)
+    registry = _Registry()
+    lobby = Lobby(has_capacity=lambda bot: True, rng=random.Random(3))
+    # Of the registry, only get and playing are used here.
+    node = ClusterNode(
+        store,
+        lobby,
+        registry,  # type: ignore[arg-type]
+        link_of=lambda bot: None,
+        has_capacity=lambda bot: True,
+        spawn=lambda coro, name: asyncio.get_running_loop().create_task(coro),
+        rng=random.Random(3),
+    )
+    try:
+        early, late = _Match("m-early"), _Match("m-late")
+        node._heard({"kind": "refused", "bot": "x", "match": early.match_id})
+        registry.matches[late.match_id] = late
+        node._heard({"kind": "refused", "bot": "y", "match": late.match_id})
+        assert "y could not move" in late.aborted  # started already: ended at once
+        node._started(early, RemoteSeat("x", "node-b"))  # type: ignore[arg-type]
+        assert "x could not move" in early.aborted
+        again = _Match("m-early")
+        node._started(again, RemoteSeat("x", "node-b"))  # type: ignore[arg-type]
+        assert again.aborted == ""  # a refusal counts once
+    finally:
+        await store.close()
