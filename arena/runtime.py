@@ -211,10 +211,16 @@ class LoopLag:
             self._handle = None
 
     def status(self) -> dict[str, float]:
-        """For ``/healthz``: the worst lag seen and the 99th percentile of the last minute."""
+        """For ``/healthz``: the worst lag seen, and the 99th percentile and the worst of the
+        last minute (so a long watch tells a single spike from a steady one)."""
         recent = sorted(self._recent)
         p99 = recent[int(0.99 * (len(recent) - 1))] if recent else 0.0
-        return {"max": round(self.max_ms, 2), "p99": round(p99, 2)}
+        minute_max = recent[-1] if recent else 0.0
+        return {
+            "max": round(self.max_ms, 2),
+            "p99": round(p99, 2),
+            "minute_max": round(minute_max, 2),
+        }
 
     def _tick(self) -> None:
         loop = asyncio.get_running_loop()

@@ -13,7 +13,7 @@ from typing import Any
 
 TARGET_MATCHES, TARGET_MOVES_PER_S, TARGET_P99_MS = 500, 5000.0, 10.0
 SOAK_FROM, SOAK_TO, SOAK_GROWTH_MIB, SOAK_PAUSE_MS = 100_000, 200_000, 5.0, 20.0
-NAN = float("nan")
+NAN, _SOAK_ROW = float("nan"), "{:8,d} {:8.1f} {:8.1f} {:>6} {:10.1f} {:11.1f} {:12.1f}"
 Mark = tuple[int, float, float, dict[str, Any]]  # matches ended, minutes, server RSS MiB, /healthz
 
 
@@ -137,13 +137,13 @@ def legend(runs: Sequence[Run]) -> str:
 
 def soak_report(marks: Sequence[Mark]) -> str:
     """The server's memory and pauses per milestone of finished matches; the soak verdict."""
-    lines, pauses = ["finished  minutes  RSS MiB   +MiB  gc max ms  loop lag max ms"], [NAN]
+    lines, pauses = ["finished  minutes  RSS MiB   +MiB  gc max ms  lag max ms  last minute"], [NAN]
     for i, (done, minutes, rss, health) in enumerate(marks):
         gc, lag = health.get("gc") or {}, health.get("loop_lag_ms") or {}  # n/a where absent
         pauses += [float(gc.get("max_pause_ms", NAN)), float(lag.get("max", NAN))]
         grew = f"{rss - marks[i - 1][2]:+.1f}" if i else ""
-        gc_ms, lag_ms = pauses[-2:]
-        lines.append(f"{done:8,d} {minutes:8.1f} {rss:8.1f} {grew:>6} {gc_ms:10.1f} {lag_ms:16.1f}")
+        cells = (done, minutes, rss, grew, *pauses[-2:], float(lag.get("minute_max", NAN)))
+        lines.append(_SOAK_ROW.format(*cells))
     rss_at = {done: rss for done, _, rss, _ in marks}
     growth = rss_at[SOAK_TO] - rss_at[SOAK_FROM] if {SOAK_FROM, SOAK_TO} <= rss_at.keys() else NAN
     worst = max((p for p in pauses if not math.isnan(p)), default=NAN)  # of every sample

@@ -33,7 +33,7 @@ from arena.store import (
     Store,
 )
 from arena.store.models import Move
-from arena.store.store import random_text
+from arena.store.tokens import random_text
 from protocol.games import Fault, Termination
 
 GAME = "connect4"
