@@ -8,15 +8,20 @@ node's new seeks among themselves, in memory, with the lobby's rule
 The seeks left over are mirrored into the ``seek_queue`` table, in one
 transaction that pairs them with every node's leftovers:
 
-1. take the queue's advisory lock, so passes of all nodes run one at a time
+1. insert this node's new seeks (no one else sees them before the commit,
+   so this need not wait for the lock below);
+2. take the queue's advisory lock, so passes of all nodes run one at a time
    and each sees every committed seek (two passes reading at once with
    ``SKIP LOCKED`` would each see part of the queue and miss pairs);
-2. bring this node's rows in line with its lobby: insert new seeks, delete
-   withdrawn ones, update ``movable``;
-3. read the whole queue and pair it with the lobby's own rule
+3. bring this node's other rows in line with its lobby: delete withdrawn
+   seeks, update ``movable`` (after the lock: another pass reads every row
+   ``FOR UPDATE``, and must not wait on rows this pass holds while it waits
+   for the lock);
+4. read the whole queue and pair it with the lobby's own rule
    (``closest_pairs``: closest ratings first, then the longest waiting);
-4. keep the pairs that include one of this node's bots and delete their
-   rows; pairs of two other nodes' bots stay for those nodes' passes.
+5. keep the pairs that include one of this node's bots and delete their
+   rows, in one statement with the notices below; pairs of two other
+   nodes' bots stay for those nodes' passes.
 
 This node hosts every pair it keeps. The other player, if it is another
 node's bot, must come here: the pass gives the match its id at once and, in
@@ -136,20 +141,12 @@ class SharedSeekQueue:
             self.passes += 1
             try:
                 async with self._engine.begin() as conn:
-                    await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": QUEUE_LOCK})
                     inserted = await self._reconcile(conn, busy)
                     rows = await self._read(conn, inserted, busy)
                     pairs = self._choose(rows)
-                    taken = [row_id for pair in pairs for row_id, _ in pair]
-                    if taken:
-                        await conn.execute(delete(QueuedSeek).where(QueuedSeek.id.in_(taken)))
                     planned = [self._plan(ra, rb) for (_, ra), (_, rb) in pairs]
-                    for plan in planned:
-                        if plan.remote is not None and plan.pairing.match_id is not None:
-                            channel, payload = self._notice(plan.remote, plan.pairing.match_id)
-                            await conn.execute(
-                                text("SELECT pg_notify(:c, :p)"), {"c": channel, "p": payload}
-                            )
+                    taken = [row_id for pair in pairs for row_id, _ in pair]
+                    await self._take(conn, taken, planned)
             except (OSError, SQLAlchemyError) as exc:
                 # Nothing changed; the next pass tries again (the store reports its health).
                 log.warning("pairing pass failed: %s", exc)
@@ -198,8 +195,8 @@ class SharedSeekQueue:
     # One pass -------------------------------------------------------------------------
 
     async def _reconcile(self, conn: AsyncConnection, busy: set[str]) -> dict[int, bool]:
-        """Make this node's rows match its lobby (``_vanished`` is settled by ``_read``);
-        returns what is written now."""
+        """Make this node's rows match its lobby (``_vanished`` is settled by ``_read``),
+        taking the queue's lock after the inserts (steps 1-3); returns what is written now."""
         local = {seek.order: seek for seek in self._lobby.seeks}
         written = dict(self._inserted)
         now = time.monotonic()
@@ -207,12 +204,6 @@ class SharedSeekQueue:
         for order in withdrawn:
             del written[order]
             self._vanished.pop(order, None)
-        if withdrawn:
-            await conn.execute(
-                delete(QueuedSeek).where(
-                    QueuedSeek.node_id == self.node_id, QueuedSeek.local_id.in_(withdrawn)
-                )
-            )
         for order, since in list(self._vanished.items()):
             if now - since >= REDIRECT_WAIT_S:  # the host never said: the seek goes back in
                 log.warning("seek of %s: no redirect came; queued again", local[order].bot)
@@ -229,6 +220,13 @@ class SharedSeekQueue:
                 written[order] = movable
         if new:
             await conn.execute(insert(QueuedSeek), new)
+        await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": QUEUE_LOCK})
+        if withdrawn:
+            await conn.execute(
+                delete(QueuedSeek).where(
+                    QueuedSeek.node_id == self.node_id, QueuedSeek.local_id.in_(withdrawn)
+                )
+            )
         for order, movable in moved:
             await conn.execute(
                 update(QueuedSeek)
@@ -236,6 +234,29 @@ class SharedSeekQueue:
                 .values(movable=movable)
             )
         return written
+
+    async def _take(self, conn: AsyncConnection, taken: list[int], planned: list[_Planned]) -> None:
+        """Step 5: delete the rows of the pairs kept, and notify the nodes of their remote
+        players, in one round trip (``pg_notify`` delivers at the commit)."""
+        if not taken:
+            return
+        notices = [
+            self._notice(plan.remote, plan.pairing.match_id)
+            for plan in planned
+            if plan.remote is not None and plan.pairing.match_id is not None
+        ]
+        await conn.execute(
+            text(
+                f"WITH taken AS (DELETE FROM {QueuedSeek.__tablename__} WHERE id = ANY(:ids))"
+                " SELECT pg_notify(c, p)"
+                " FROM unnest(CAST(:channels AS text[]), CAST(:payloads AS text[])) AS n(c, p)"
+            ),
+            {
+                "ids": taken,
+                "channels": [channel for channel, _ in notices],
+                "payloads": [payload for _, payload in notices],
+            },
+        )
 
     def _values(self, seek: Seek, movable: bool) -> dict[str, object]:
         tc = seek.time_control
