@@ -13,15 +13,16 @@ the calling process).
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from bots.budget import Budget
 from bots.evaluation import Evaluation, evaluation_for
 from bots.pool import SearchPool
+from bots.pooled import PooledStrategy
 from bots.strategy import SearchInfo, Strategy, StrategyOptionError
 from protocol.games import GameState
 
@@ -210,7 +211,7 @@ def alphabeta_task(
     return move, score, depth, nodes, time.perf_counter() - start
 
 
-class AlphaBetaStrategy(Strategy):
+class AlphaBetaStrategy(PooledStrategy):
     """Iterative-deepening alpha-beta within ``time_ms`` (and/or to ``depth``).
 
     The budget's deadline stops the deepening too; the deepest completed depth's move is played.
@@ -245,12 +246,17 @@ class AlphaBetaStrategy(Strategy):
         budget = f"time_ms={self.time_ms:g}" if self.time_ms is not None else f"depth={self.depth}"
         return f"alphabeta({budget})"
 
-    def _args(self, state: GameState, budget: Budget) -> tuple[Any, ...]:
-        configured = None if self.time_ms is None else self.time_ms / 1000.0
-        return (state, budget.cap_s(configured), self.depth)
+    def _worker(self) -> Callable[..., Any]:
+        return alphabeta_task
 
-    def _finish(self, result: tuple[int, float, int, int, float], start: float) -> int:
-        move, score, depth, nodes, _ = result
+    def _task_args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
+        configured = None if self.time_ms is None else self.time_ms / 1000.0
+        return [(state, budget.cap_s(configured), self.depth)]
+
+    def _finish(
+        self, results: list[tuple[int, float, int, int, float]], state: GameState, start: float
+    ) -> int:
+        move, score, depth, nodes, _ = results[0]
         self.last_search = SearchInfo(
             simulations=nodes,
             elapsed_s=time.perf_counter() - start,
@@ -260,25 +266,3 @@ class AlphaBetaStrategy(Strategy):
         )
         return move
 
-    def _choose(self, state: GameState, budget: Budget) -> int:
-        start = time.perf_counter()
-        args = self._args(state, budget)
-        if self._pool is None:
-            return self._finish(alphabeta_task(*args), start)
-        return self._finish(self._pool.run_all(alphabeta_task, [args]).result()[0], start)
-
-    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
-        """Search in the worker while the event loop keeps running."""
-        self._check_state(state)
-        budget = budget or Budget.UNLIMITED
-        if self._pool is None:
-            return await asyncio.to_thread(self._choose, state, budget)
-        start = time.perf_counter()
-        future = self._pool.run_all(alphabeta_task, [self._args(state, budget)])
-        return self._finish((await asyncio.wrap_future(future))[0], start)
-
-    def close(self) -> None:
-        """Stop the worker process."""
-        super().close()
-        if self._pool is not None:
-            self._pool.close()

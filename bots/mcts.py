@@ -16,7 +16,6 @@ match (with fewer simulations).
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import random
@@ -28,7 +27,8 @@ from typing import Any, ClassVar
 from bots.budget import Budget
 from bots.first_run import compile_notice
 from bots.pool import SearchPool
-from bots.strategy import SearchInfo, Strategy, StrategyOptionError
+from bots.pooled import PooledStrategy
+from bots.strategy import SearchInfo, StrategyOptionError
 from protocol.games import GameState, Outcome
 
 DEFAULT_EXPLORATION = math.sqrt(2)
@@ -262,7 +262,7 @@ def python_search(
 # The strategies ------------------------------------------------------------------
 
 
-class MCTSStrategy(Strategy):
+class MCTSStrategy(PooledStrategy):
     """UCT with uniformly random playouts, searched in a warm process pool.
 
     ``workers=0`` searches in the calling process (handy offline and in tests);
@@ -338,6 +338,9 @@ class MCTSStrategy(Strategy):
         parts.append(f"workers={self.workers}")
         return f"{self.kind}({', '.join(parts)})"
 
+    def _worker(self) -> Callable[..., Any]:
+        return search_task
+
     def _task_args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
         n = max(self.workers, 1)
         time_s = budget.cap_s(None if self.time_ms is None else self.time_ms / 1000.0)
@@ -363,7 +366,7 @@ class MCTSStrategy(Strategy):
             )
         return args
 
-    def _finish(self, results: list[RootStats], start: float) -> int:
+    def _finish(self, results: list[RootStats], state: GameState, start: float) -> int:
         merged = merge_root_stats(results)
         elapsed = time.perf_counter() - start
         self.last_search = SearchInfo(
@@ -377,32 +380,6 @@ class MCTSStrategy(Strategy):
             workers=max(self.workers, 1),
         )
         return merged.best_move()
-
-    def _choose(self, state: GameState, budget: Budget) -> int:
-        start = time.perf_counter()
-        args = self._task_args(state, budget)
-        if self._pool is None:
-            results = [search_task(*args[0])]
-        else:
-            results = self._pool.run_all(search_task, args).result()
-        return self._finish(results, start)
-
-    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
-        """Search in the pool while the event loop keeps running."""
-        self._check_state(state)
-        budget = budget or Budget.UNLIMITED
-        if self._pool is None:
-            return await asyncio.to_thread(self._choose, state, budget)
-        start = time.perf_counter()
-        future = self._pool.run_all(search_task, self._task_args(state, budget))
-        results = await asyncio.wrap_future(future)
-        return self._finish(results, start)
-
-    def close(self) -> None:
-        """Stop the worker processes."""
-        super().close()
-        if self._pool is not None:
-            self._pool.close()
 
 
 class HeavyMCTSStrategy(MCTSStrategy):
