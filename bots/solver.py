@@ -219,11 +219,29 @@ class Solver:
     """A solver with its own transposition table (``2**table_bits`` entries of 8 bytes).
 
     One search at a time per solver (calls are serialised by a lock); use one
-    solver per process or thread for parallel work.
+    solver per process or thread for parallel work. Solvers may share one
+    ``table`` (a zeroed ``int64`` array of a power-of-two size, e.g. in shared
+    memory: each then reuses what the others proved; an entry is one aligned
+    word holding its own key, so no lock is needed). ``abort`` (an ``int8``
+    array, e.g. shared with other processes) lets another party stop this
+    solver's searches: it raises ``abort[0]``, then this solver's stop word
+    ``control[0]`` (see ``use_control``).
     """
 
-    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS) -> None:
-        self.table = k.new_table(table_bits)
+    def __init__(
+        self,
+        table_bits: int = DEFAULT_TABLE_BITS,
+        table: np.ndarray | None = None,
+        abort: np.ndarray | None = None,
+    ) -> None:
+        if table is None:
+            table = k.new_table(table_bits)
+        else:
+            table_bits = len(table).bit_length() - 1
+            if table.dtype != np.int64 or len(table) != 1 << table_bits:
+                raise ValueError("a shared table must be int64 of a power-of-two size")
+        self.table = table
+        self._abort = np.zeros(1, dtype=np.int8) if abort is None else abort
         self._order = np.zeros(_ORDER_SIZE, dtype=np.int64)
         self._stats = np.zeros(2, dtype=np.int64)
         self._control = np.zeros(2, dtype=np.int64)
@@ -363,6 +381,17 @@ class Solver:
             return -r, -first  # child <= r
         return -last, -r  # child >= r
 
+    def use_control(self, control: np.ndarray) -> None:
+        """Search with ``control`` (two ``int64``: the stop word, the node limit) as its
+        control words, e.g. a view into shared memory that another process may stop."""
+        with self._lock:
+            self._control = control
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the shared ``abort`` flag is raised (searches stop at once)."""
+        return bool(self._abort[0])
+
     @property
     def last_nodes(self) -> int:
         """Nodes searched by the last call."""
@@ -389,6 +418,9 @@ class Solver:
             return
         if deadline is not None:
             _WATCHDOG.arm(self._control, deadline)
+        if self._abort[0]:
+            # Raised before arm() lowered the stop word: stop as the aborting party meant.
+            self._control[0] = 1
         try:
             if probe:
                 self._bounds[0] = k.negamax(
@@ -488,6 +520,12 @@ def default_solver() -> Solver:
     if _default is None:
         _default = Solver()
     return _default
+
+
+def set_default_solver(solver: Solver) -> None:
+    """Make ``solver`` this process's shared one (e.g. a pool worker's, on a shared table)."""
+    global _default
+    _default = solver
 
 
 def solve(
