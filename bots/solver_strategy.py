@@ -68,7 +68,7 @@ SOLVE_SHARE = {1: 0.6, 2: 1.0}
 two workers the other one searches all along, so the solver can keep the whole move."""
 _EXPLORATION = math.sqrt(2)
 _UNKNOWN = (-100, 100)
-SECOND_SHARE = 0.6
+SECOND_SHARE = 0.85
 """With two workers: share of the move the second worker solves (on the shared table, its
 uncapped round starting one move later) before it runs the MCTS fallback."""
 QUICK_CAP = 16384

@@ -15,6 +15,7 @@ import random
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+import numpy as np
 import pytest
 
 from bots.solver import Solver, SolverError, analyse, solve, warm_up
@@ -189,3 +190,31 @@ def test_bad_positions_are_refused_clearly() -> None:
         analyse(new_game("tictactoe"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="time_ms"):
         solve("44", time_ms=0)
+
+
+def test_solvers_sharing_a_table_reuse_each_others_proofs() -> None:
+    first = Solver(table_bits=16)
+    second = Solver(table=first.table)
+    state = next(
+        s
+        for s in _random_positions(seed=8, count=20, low=16, high=20)
+        if Solver().solve(s).nodes > 10_000
+    )
+    cold = first.solve(state)
+    warm = second.solve(state)
+    assert warm.score == cold.score
+    assert warm.nodes < cold.nodes  # the proof is in the shared table already
+    with pytest.raises(ValueError, match="power-of-two"):
+        Solver(table=np.zeros(1000, dtype=np.int64))
+
+
+def test_a_raised_abort_flag_stops_the_search() -> None:
+    abort = np.zeros(1, dtype=np.int8)
+    solver = Solver(abort=abort)
+    abort[0] = 1
+    assert solver.aborted
+    result = solver.solve(Connect4State.initial(), max_nodes=1_000_000)
+    assert result.score is None and result.nodes <= 4096  # stopped at its first look
+    abort[0] = 0
+    solver.reset()
+    assert solver.solve("4455").score == 18
