@@ -44,7 +44,6 @@ Position = GameState | str
 
 DEFAULT_TABLE_BITS = 19
 """Table size of a default ``Solver``: 2**19 entries, 4 MiB."""
-_ORDER_SIZE = 2 * k.WIDTH * (k.CELLS + 1)
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns, most central first."""
 
@@ -225,7 +224,7 @@ class Solver:
     word holding its own key, so no lock is needed). ``abort`` (an ``int8``
     array, e.g. shared with other processes) lets another party stop this
     solver's searches: it raises ``abort[0]``, then this solver's stop word
-    ``control[0]`` (see ``use_control``).
+    (see ``use_work``).
     """
 
     def __init__(
@@ -242,9 +241,7 @@ class Solver:
                 raise ValueError("a shared table must be int64 of a power-of-two size")
         self.table = table
         self._abort = np.zeros(1, dtype=np.int8) if abort is None else abort
-        self._order = np.zeros(_ORDER_SIZE, dtype=np.int64)
-        self._stats = np.zeros(2, dtype=np.int64)
-        self._control = np.zeros(2, dtype=np.int64)
+        self._use_work(np.zeros(k.WORK_SIZE, dtype=np.int64))
         self._bounds = np.zeros(2, dtype=np.int64)
         self._shift = 64 - table_bits
         self._lock = threading.Lock()
@@ -381,11 +378,17 @@ class Solver:
             return -r, -first  # child <= r
         return -last, -r  # child >= r
 
-    def use_control(self, control: np.ndarray) -> None:
-        """Search with ``control`` (two ``int64``: the stop word, the node limit) as its
-        control words, e.g. a view into shared memory that another process may stop."""
+    def use_work(self, work: np.ndarray) -> None:
+        """Search with ``work`` (``k.WORK_SIZE`` ``int64``: move lists, then the control
+        words) as its work array, e.g. a view into shared memory, so that another
+        process may stop the search by raising ``work[k.STOP]``."""
         with self._lock:
-            self._control = control
+            self._use_work(work)
+
+    def _use_work(self, work: np.ndarray) -> None:
+        self._work = work
+        self._stats = work[k.NODES : k.STOPPED + 1]  # nodes, stopped
+        self._control = work[k.STOP : k.LIMIT + 1]  # stop request, node limit
 
     @property
     def aborted(self) -> bool:
@@ -431,9 +434,7 @@ class Solver:
                     high,
                     self.table,
                     self._shift,
-                    self._order,
-                    self._stats,
-                    self._control,
+                    self._work,
                 )
             else:
                 k.null_window(
@@ -443,9 +444,7 @@ class Solver:
                     low,
                     high,
                     self.table,
-                    self._order,
-                    self._stats,
-                    self._control,
+                    self._work,
                     self._bounds,
                 )
         finally:
