@@ -219,29 +219,31 @@ class Solver:
 
     One search at a time per solver (calls are serialised by a lock); use one
     solver per process or thread for parallel work. Solvers may share one
-    ``table`` (a zeroed ``int64`` array of a power-of-two size, e.g. in shared
-    memory: each then reuses what the others proved; an entry is one aligned
-    word holding its own key, so no lock is needed). ``abort`` (an ``int8``
-    array, e.g. shared with other processes) lets another party stop this
-    solver's searches: it raises ``abort[0]``, then this solver's stop word
-    (see ``use_work``).
+    ``memory`` (from ``bots.kernels.c4solver.new_memory(table_bits, works)``,
+    e.g. in shared memory: the table, then ``works`` work arrays), each using
+    its own work array (``use_work``): each then reuses every bound the others
+    proved (an entry is one aligned word holding its own key, so no lock is
+    needed), and one can stop another's search by raising that work array's
+    stop word. ``abort`` (an ``int8`` array, e.g. shared with other
+    processes) tells this solver that another party has stopped it.
     """
 
     def __init__(
         self,
         table_bits: int = DEFAULT_TABLE_BITS,
-        table: np.ndarray | None = None,
+        memory: np.ndarray | None = None,
         abort: np.ndarray | None = None,
     ) -> None:
-        if table is None:
-            table = k.new_table(table_bits)
-        else:
-            table_bits = len(table).bit_length() - 1
-            if table.dtype != np.int64 or len(table) != 1 << table_bits:
-                raise ValueError("a shared table must be int64 of a power-of-two size")
-        self.table = table
+        if memory is None:
+            memory = k.new_memory(table_bits)
+        extra = len(memory) - (1 << table_bits)
+        if memory.dtype != np.int64 or extra < k.WORK_SIZE or extra % k.WORK_SIZE:
+            raise ValueError("memory must be int64, from new_memory(table_bits, works)")
+        self._memory = memory
+        self.table = memory[: 1 << table_bits]
+        self._works = extra // k.WORK_SIZE
         self._abort = np.zeros(1, dtype=np.int8) if abort is None else abort
-        self._use_work(np.zeros(k.WORK_SIZE, dtype=np.int64))
+        self._use_work(0)
         self._bounds = np.zeros(2, dtype=np.int64)
         self._shift = 64 - table_bits
         self._lock = threading.Lock()
@@ -378,15 +380,21 @@ class Solver:
             return -r, -first  # child <= r
         return -last, -r  # child >= r
 
-    def use_work(self, work: np.ndarray) -> None:
-        """Search with ``work`` (``k.WORK_SIZE`` ``int64``: move lists, then the control
-        words) as its work array, e.g. a view into shared memory, so that another
-        process may stop the search by raising ``work[k.STOP]``."""
+    def use_work(self, index: int) -> None:
+        """Search with the memory's work array ``index`` (0 first), whose stop word is
+        ``memory[work_offset(index) + k.STOP]``."""
+        if not 0 <= index < self._works:
+            raise ValueError(f"work array {index} of {self._works}")
         with self._lock:
-            self._use_work(work)
+            self._use_work(index)
 
-    def _use_work(self, work: np.ndarray) -> None:
-        self._work = work
+    def work_offset(self, index: int) -> int:
+        """Where the memory's work array ``index`` starts."""
+        return len(self.table) + index * k.WORK_SIZE
+
+    def _use_work(self, index: int) -> None:
+        self._off = self.work_offset(index)
+        work = self._memory[self._off : self._off + k.WORK_SIZE]
         self._stats = work[k.NODES : k.STOPPED + 1]  # nodes, stopped
         self._control = work[k.STOP : k.LIMIT + 1]  # stop request, node limit
 
@@ -432,9 +440,9 @@ class Solver:
                     stones,
                     low,
                     high,
-                    self.table,
+                    self._memory,
                     self._shift,
-                    self._work,
+                    self._off,
                 )
             else:
                 k.null_window(
@@ -443,8 +451,9 @@ class Solver:
                     stones,
                     low,
                     high,
-                    self.table,
-                    self._work,
+                    self._memory,
+                    self._shift,
+                    self._off,
                     self._bounds,
                 )
         finally:

@@ -52,7 +52,7 @@ import numpy as np
 from bots.budget import Budget
 from bots.first_run import compile_notice
 from bots.kernels import DEFAULT_MAX_NODES
-from bots.kernels.c4solver import STOP, WORK_SIZE
+from bots.kernels.c4solver import STOP, WORK_SIZE, memory_size
 from bots.mcts import RootStats, merge_root_stats, search_task
 from bots.pool import SearchPool
 from bots.solver import (
@@ -283,9 +283,9 @@ def solve_root(
 
 _solved_flag: Any = None
 """In a pool worker: the strategy's shared one-byte flag, raised when the solve succeeds."""
-_works: np.ndarray | None = None
-"""In a pool worker of two: both roles' solver work arrays (``bots.kernels.c4solver``), shared
-so that each process can stop the other's search."""
+_memory: np.ndarray | None = None
+"""In a pool worker of two: the solver memory shared by both (``bots.kernels.c4solver``): the
+table, then one work array per role, so that each process can stop the other's search."""
 
 
 def solver_task(
@@ -311,13 +311,14 @@ def solver_task(
     share = SECOND_SHARE if role == "second" else solve_share
     if role in ("both", "second"):
         rotate = 1 if role == "second" else 0
-        if _works is not None:
-            default_solver().use_work(_works[WORK_SIZE * rotate : WORK_SIZE * (rotate + 1)])
+        if _memory is not None:
+            default_solver().use_work(rotate)
         solved = solve_root(state, start + time_s * share, max_nodes, rotate=rotate)
         if solved.move is not None and _solved_flag is not None:
             _solved_flag[0] = 1
-            if _works is not None:
-                _works[STOP::WORK_SIZE] = 1  # stop the other search now, not at its deadline
+            if _memory is not None:
+                # Stop the other worker's search now, not at its deadline.
+                _memory[default_solver().work_offset(0) + STOP :: WORK_SIZE] = 1
     done = solved is not None and (solved.move is not None or share >= 1)
     if not done and not (_solved_flag is not None and _solved_flag[0] != 0):
         flag = _solved_flag if role != "both" or solve_share >= 1 else None
@@ -358,21 +359,21 @@ def merge_solves(solves: list[RootSolve]) -> RootSolve | None:
     return RootSolve(bounds, None, None, outcome, nodes, elapsed)
 
 
-def warm_up_task(flag: Any = None, table: Any = None, works: Any = None) -> float:
+def warm_up_task(flag: Any = None, memory: Any = None) -> float:
     """Pool warm-up: keep the shared flag, load (or compile) the solver and the heavy MCTS
-    kernels, and allocate the solver's table (or map the ``table`` shared between the
-    workers, whose solver then also stops when the flag rises) and the search tree, so
-    that the first move is no slower than the others."""
+    kernels, and allocate the solver's table (or map the solver ``memory`` shared between
+    the two workers, whose solver then also stops when the flag rises) and the search
+    tree, so that the first move is no slower than the others."""
     from bots import kernels
 
-    global _solved_flag, _works
+    global _solved_flag, _memory
     _solved_flag = flag
     start = time.perf_counter()
     warm_up_solver()
-    if table is not None and flag is not None and works is not None:
-        shared = np.frombuffer(table, dtype=np.int64)
-        set_default_solver(Solver(table=shared, abort=np.frombuffer(flag, dtype=np.int8)))
-        _works = np.frombuffer(works, dtype=np.int64)
+    if memory is not None and flag is not None:
+        _memory = np.frombuffer(memory, dtype=np.int64)
+        abort = np.frombuffer(flag, dtype=np.int8)
+        set_default_solver(Solver(memory=_memory, abort=abort))
     default_solver()
     kernels.warm_up("connect4", heavy=True)
     kernels.process_tree(DEFAULT_MAX_NODES)
@@ -455,9 +456,8 @@ class SolverStrategy(Strategy):
         self._flag: Any = context.RawArray("b", 1)
         if workers == 2:
             # Both workers solve, on one table in shared memory (zeroed by the allocation).
-            table = context.RawArray("q", 1 << DEFAULT_TABLE_BITS)
-            self._works: Any = context.RawArray("q", 2 * WORK_SIZE)
-            self._pool = SearchPool(workers, warm_up_task, (self._flag, table, self._works))
+            self._memory: Any = context.RawArray("q", memory_size(DEFAULT_TABLE_BITS, 2))
+            self._pool = SearchPool(workers, warm_up_task, (self._flag, self._memory))
         elif workers > 0:
             self._pool = SearchPool(workers, warm_up_task, (self._flag,))
         else:
@@ -471,7 +471,8 @@ class SolverStrategy(Strategy):
     def _args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
         self._flag[0] = 0
         if self.workers == 2:
-            self._works[STOP] = self._works[WORK_SIZE + STOP] = 0
+            for role in range(2):
+                self._memory[(1 << DEFAULT_TABLE_BITS) + role * WORK_SIZE + STOP] = 0
         seed = self._seeds.getrandbits(63)
         # The strategy's own limit, cut to what the match's clock leaves (bots.budget).
         time_s = budget.cap_s(None if self.time_ms is None else self.time_ms / 1000.0)
