@@ -44,7 +44,6 @@ Position = GameState | str
 
 DEFAULT_TABLE_BITS = 19
 """Table size of a default ``Solver``: 2**19 entries, 4 MiB."""
-_ORDER_SIZE = 2 * k.WIDTH * (k.CELLS + 1)
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns, most central first."""
 
@@ -219,14 +218,32 @@ class Solver:
     """A solver with its own transposition table (``2**table_bits`` entries of 8 bytes).
 
     One search at a time per solver (calls are serialised by a lock); use one
-    solver per process or thread for parallel work.
+    solver per process or thread for parallel work. Solvers may share one
+    ``memory`` (from ``bots.kernels.c4solver.new_memory(table_bits, works)``,
+    e.g. in shared memory: the table, then ``works`` work arrays), each using
+    its own work array (``use_work``): each then reuses every bound the others
+    proved (an entry is one aligned word holding its own key, so no lock is
+    needed), and one can stop another's search by raising that work array's
+    stop word. ``abort`` (an ``int8`` array, e.g. shared with other
+    processes) tells this solver that another party has stopped it.
     """
 
-    def __init__(self, table_bits: int = DEFAULT_TABLE_BITS) -> None:
-        self.table = k.new_table(table_bits)
-        self._order = np.zeros(_ORDER_SIZE, dtype=np.int64)
-        self._stats = np.zeros(2, dtype=np.int64)
-        self._control = np.zeros(2, dtype=np.int64)
+    def __init__(
+        self,
+        table_bits: int = DEFAULT_TABLE_BITS,
+        memory: np.ndarray | None = None,
+        abort: np.ndarray | None = None,
+    ) -> None:
+        if memory is None:
+            memory = k.new_memory(table_bits)
+        extra = len(memory) - (1 << table_bits)
+        if memory.dtype != np.int64 or extra < k.WORK_SIZE or extra % k.WORK_SIZE:
+            raise ValueError("memory must be int64, from new_memory(table_bits, works)")
+        self._memory = memory
+        self.table = memory[: 1 << table_bits]
+        self._works = extra // k.WORK_SIZE
+        self._abort = np.zeros(1, dtype=np.int8) if abort is None else abort
+        self._use_work(0)
         self._bounds = np.zeros(2, dtype=np.int64)
         self._shift = 64 - table_bits
         self._lock = threading.Lock()
@@ -363,6 +380,29 @@ class Solver:
             return -r, -first  # child <= r
         return -last, -r  # child >= r
 
+    def use_work(self, index: int) -> None:
+        """Search with the memory's work array ``index`` (0 first), whose stop word is
+        ``memory[work_offset(index) + k.STOP]``."""
+        if not 0 <= index < self._works:
+            raise ValueError(f"work array {index} of {self._works}")
+        with self._lock:
+            self._use_work(index)
+
+    def work_offset(self, index: int) -> int:
+        """Where the memory's work array ``index`` starts."""
+        return len(self.table) + index * k.WORK_SIZE
+
+    def _use_work(self, index: int) -> None:
+        self._off = self.work_offset(index)
+        work = self._memory[self._off : self._off + k.WORK_SIZE]
+        self._stats = work[k.NODES : k.STOPPED + 1]  # nodes, stopped
+        self._control = work[k.STOP : k.LIMIT + 1]  # stop request, node limit
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the shared ``abort`` flag is raised (searches stop at once)."""
+        return bool(self._abort[0])
+
     @property
     def last_nodes(self) -> int:
         """Nodes searched by the last call."""
@@ -389,6 +429,9 @@ class Solver:
             return
         if deadline is not None:
             _WATCHDOG.arm(self._control, deadline)
+        if self._abort[0]:
+            # Raised before arm() lowered the stop word: stop as the aborting party meant.
+            self._control[0] = 1
         try:
             if probe:
                 self._bounds[0] = k.negamax(
@@ -397,11 +440,9 @@ class Solver:
                     stones,
                     low,
                     high,
-                    self.table,
+                    self._memory,
                     self._shift,
-                    self._order,
-                    self._stats,
-                    self._control,
+                    self._off,
                 )
             else:
                 k.null_window(
@@ -410,10 +451,9 @@ class Solver:
                     stones,
                     low,
                     high,
-                    self.table,
-                    self._order,
-                    self._stats,
-                    self._control,
+                    self._memory,
+                    self._shift,
+                    self._off,
                     self._bounds,
                 )
         finally:
@@ -488,6 +528,12 @@ def default_solver() -> Solver:
     if _default is None:
         _default = Solver()
     return _default
+
+
+def set_default_solver(solver: Solver) -> None:
+    """Make ``solver`` this process's shared one (e.g. a pool worker's, on a shared table)."""
+    global _default
+    _default = solver
 
 
 def solve(

@@ -37,11 +37,23 @@ in the table first (enhanced transposition cutoff): a child already proven
 to score low enough cuts the node without a search, about a fifth fewer
 nodes on mid-game positions.
 
-Control: ``stats[0]`` counts nodes; the search checks ``control[0]`` (a stop
-request, set from another thread at a deadline) and ``control[1]`` (a node
+Memory: one ``int64`` array holds the table (its first ``2**bits``
+entries), then one or more work arrays of ``WORK_SIZE`` entries each: the
+move lists of every depth (the first ``WORK`` entries) and then the control
+words: ``work[NODES]`` counts nodes; the search checks ``work[STOP]`` (a
+stop request, set from another thread at a deadline, or from another
+process when the array is in shared memory) and ``work[LIMIT]`` (a node
 limit, 0 for none) every ``CHECK_EVERY`` nodes and, when told to stop, sets
-``stats[1] = 1`` and unwinds without writing anything to the table, so the
-table only ever holds proven bounds.
+``work[STOPPED] = 1`` and unwinds without writing anything to the table, so
+the table only ever holds proven bounds. One array (and an offset into it)
+rather than four keeps the recursive call small: each array argument is
+several machine words to pass, and dropping three made the search about
+half again as fast. A search uses one work array; several searches (threads
+or processes) may share one memory, each with its own work array.
+
+Every table entry is one aligned 64-bit word holding its own key, so
+searches in several threads or processes may share one table (in shared
+memory) without locks: a read sees a whole entry or misses.
 """
 
 from __future__ import annotations
@@ -64,19 +76,30 @@ ETC_BELOW = 34
 """Positions with fewer stones look their children up in the table before searching."""
 CHECK_EVERY = 4095
 """Nodes between two looks at the stop request and node limit (a mask: 2**k - 1)."""
+WORK = 2 * WIDTH * (CELLS + 1)
+"""Entries of the work array that hold move lists (two per move, ``WIDTH`` per depth)."""
+NODES, STOPPED, STOP, LIMIT = WORK, WORK + 1, WORK + 2, WORK + 3
+"""Indices of the control words in the work array."""
+WORK_SIZE = WORK + 4
 _HASH = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as a signed int64
 _COLUMN_ORDER = np.array([3, 2, 4, 1, 5, 0, 6], dtype=np.int64)
 _COLUMN_MASK = np.array([0x3F << (7 * c) for c in range(WIDTH)], dtype=np.int64)
 
 
-def new_table(bits: int) -> np.ndarray:
-    """An empty table of ``2**bits`` entries (8 bytes each), its memory already mapped."""
+def new_memory(bits: int, works: int = 1) -> np.ndarray:
+    """Empty solver memory: a table of ``2**bits`` entries then ``works`` work arrays (8 bytes
+    an entry), its pages already mapped."""
     if not 10 <= bits <= 30:
         raise ValueError(f"table bits must be in 10..30, got {bits}")
-    table = np.empty(1 << bits, dtype=np.int64)
+    memory = np.empty(memory_size(bits, works), dtype=np.int64)
     # Writing every page now keeps first-touch page faults out of the first timed searches.
-    table.fill(0)
-    return table
+    memory.fill(0)
+    return memory
+
+
+def memory_size(bits: int, works: int = 1) -> int:
+    """Entries of a solver memory with a table of ``2**bits`` entries and ``works`` work arrays."""
+    return (1 << bits) + works * WORK_SIZE
 
 
 @numba.njit(cache=True, nogil=True)
@@ -121,7 +144,7 @@ def non_losing_moves(cur: int, mask: int) -> int:
 @numba.njit(cache=True, nogil=True)
 def _probe(table: np.ndarray, shift: int, key: int) -> int:
     """The code stored for ``key``, 0 if none."""
-    entry = table[((key * _HASH) >> shift) & (len(table) - 1)]
+    entry = table[((key * _HASH) >> shift) & ((1 << (64 - shift)) - 1)]
     if (entry >> 8) == key:
         return entry & 0xFF
     return 0
@@ -129,7 +152,7 @@ def _probe(table: np.ndarray, shift: int, key: int) -> int:
 
 @numba.njit(cache=True, nogil=True)
 def _store(table: np.ndarray, shift: int, key: int, code: int) -> None:
-    table[((key * _HASH) >> shift) & (len(table) - 1)] = (key << 8) | code
+    table[((key * _HASH) >> shift) & ((1 << (64 - shift)) - 1)] = (key << 8) | code
 
 
 @numba.njit(cache=True, nogil=True)
@@ -146,23 +169,22 @@ def negamax(
     stones: int,
     alpha: int,
     beta: int,
-    table: np.ndarray,
+    memory: np.ndarray,
     shift: int,
-    order: np.ndarray,
-    stats: np.ndarray,
-    control: np.ndarray,
+    off: int,
 ) -> int:
     """Fail-soft alpha-beta score of a position whose side to move cannot win at once.
 
-    ``order`` is scratch space of at least ``2 * WIDTH * (CELLS + 1)`` entries
-    for the move lists of every depth.
+    ``memory`` is the solver memory (see the module docstring): the table is its first
+    ``2**(64 - shift)`` entries, the work array starts at ``off``.
     """
-    stats[0] += 1
-    if (stats[0] & CHECK_EVERY) == 0 and (
-        control[0] != 0 or (control[1] > 0 and stats[0] >= control[1])
+    nodes = memory[off + NODES] + 1
+    memory[off + NODES] = nodes
+    if (nodes & CHECK_EVERY) == 0 and (
+        memory[off + STOP] != 0 or (memory[off + LIMIT] > 0 and nodes >= memory[off + LIMIT])
     ):
-        stats[1] = 1
-    if stats[1]:
+        memory[off + STOPPED] = 1
+    if memory[off + STOPPED]:
         return 0
     moves = non_losing_moves(cur, mask)
     if moves == 0:
@@ -180,7 +202,7 @@ def negamax(
         if alpha >= beta:
             return beta
     key = cur + mask
-    code = _probe(table, shift, key)
+    code = _probe(memory, shift, key)
     if code > UPPER_SPAN:
         low = code - UPPER_SPAN + MIN_SCORE - 1
         if alpha < low:
@@ -198,7 +220,7 @@ def negamax(
         for i in range(WIDTH):
             move = moves & _COLUMN_MASK[i]
             if move:
-                child_code = _probe(table, shift, (cur ^ mask) + (mask | move))
+                child_code = _probe(memory, shift, (cur ^ mask) + (mask | move))
                 if 0 < child_code <= UPPER_SPAN:
                     bound = -(child_code + MIN_SCORE - 1)
                     if bound >= beta:
@@ -211,26 +233,24 @@ def negamax(
         if move:
             score = popcount(winning_cells(cur | move, mask))
             j = count
-            while j > 0 and order[base + 2 * (j - 1) + 1] < score:
-                order[base + 2 * j] = order[base + 2 * (j - 1)]
-                order[base + 2 * j + 1] = order[base + 2 * (j - 1) + 1]
+            while j > 0 and memory[off + base + 2 * (j - 1) + 1] < score:
+                memory[off + base + 2 * j] = memory[off + base + 2 * (j - 1)]
+                memory[off + base + 2 * j + 1] = memory[off + base + 2 * (j - 1) + 1]
                 j -= 1
-            order[base + 2 * j] = move
-            order[base + 2 * j + 1] = score
+            memory[off + base + 2 * j] = move
+            memory[off + base + 2 * j + 1] = score
             count += 1
     for i in range(count):
-        move = order[base + 2 * i]
-        score = -negamax(
-            cur ^ mask, mask | move, stones + 1, -beta, -alpha, table, shift, order, stats, control
-        )
-        if stats[1]:
+        move = memory[off + base + 2 * i]
+        score = -negamax(cur ^ mask, mask | move, stones + 1, -beta, -alpha, memory, shift, off)
+        if memory[off + STOPPED]:
             return 0
         if score >= beta:
-            _store(table, shift, key, score + UPPER_SPAN - MIN_SCORE + 1)
+            _store(memory, shift, key, score + UPPER_SPAN - MIN_SCORE + 1)
             return score
         if score > alpha:
             alpha = score
-    _store(table, shift, key, alpha - MIN_SCORE + 1)
+    _store(memory, shift, key, alpha - MIN_SCORE + 1)
     return alpha
 
 
@@ -241,10 +261,9 @@ def null_window(
     stones: int,
     low: int,
     high: int,
-    table: np.ndarray,
-    order: np.ndarray,
-    stats: np.ndarray,
-    control: np.ndarray,
+    memory: np.ndarray,
+    shift: int,
+    off: int,
     bounds: np.ndarray,
 ) -> bool:
     """Narrow the score bounds ``[low, high]`` by null-window searches until they meet.
@@ -255,15 +274,14 @@ def null_window(
     reached are written to ``bounds`` (``[low, high]``) even when the search
     is stopped; returns whether they met.
     """
-    shift = 64 - popcount(len(table) - 1)
     while low < high:
         med = low + (high - low) // 2
         if med <= 0 and _div(low, 2) < med:
             med = _div(low, 2)
         elif med >= 0 and _div(high, 2) > med:
             med = _div(high, 2)
-        r = negamax(cur, mask, stones, med, med + 1, table, shift, order, stats, control)
-        if stats[1]:
+        r = negamax(cur, mask, stones, med, med + 1, memory, shift, off)
+        if memory[off + STOPPED]:
             break
         # Fail-soft results may overshoot a weak search's artificial [-1, 1] window.
         if r <= med:

@@ -15,8 +15,10 @@ import random
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+import numpy as np
 import pytest
 
+from bots.kernels.c4solver import STOP, new_memory
 from bots.solver import Solver, SolverError, analyse, solve, warm_up
 from protocol.games import Connect4State, new_game
 
@@ -189,3 +191,40 @@ def test_bad_positions_are_refused_clearly() -> None:
         analyse(new_game("tictactoe"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="time_ms"):
         solve("44", time_ms=0)
+
+
+def test_solvers_sharing_a_memory_reuse_each_others_proofs() -> None:
+    shared = new_memory(16, works=2)
+    first = Solver(16, memory=shared)
+    second = Solver(16, memory=shared)
+    second.use_work(1)  # its own move lists and control words
+    state = next(
+        s
+        for s in _random_positions(seed=8, count=20, low=16, high=20)
+        if Solver().solve(s).nodes > 10_000
+    )
+    cold = first.solve(state)
+    warm = second.solve(state)
+    assert warm.score == cold.score
+    assert warm.nodes < cold.nodes  # the proof is in the shared table already
+    shared[second.work_offset(1) + STOP] = 1  # another party stops the second one's search
+    second.reset()
+    stopped = second.solve(state, max_nodes=10**9)
+    assert stopped.score is None and stopped.nodes <= 4096
+    assert first.solve(state).score == cold.score  # its own work array: not stopped
+    with pytest.raises(ValueError, match="new_memory"):
+        Solver(16, memory=np.zeros(1000, dtype=np.int64))
+    with pytest.raises(ValueError, match="work array 2 of 2"):
+        second.use_work(2)
+
+
+def test_a_raised_abort_flag_stops_the_search() -> None:
+    abort = np.zeros(1, dtype=np.int8)
+    solver = Solver(abort=abort)
+    abort[0] = 1
+    assert solver.aborted
+    result = solver.solve(Connect4State.initial(), max_nodes=1_000_000)
+    assert result.score is None and result.nodes <= 4096  # stopped at its first look
+    abort[0] = 0
+    solver.reset()
+    assert solver.solve("4455").score == 18

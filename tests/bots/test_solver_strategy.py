@@ -11,7 +11,7 @@ import pytest
 from bots import StrategyOptionError, make_strategy, make_strategy_from_spec
 from bots.mcts import RootStats
 from bots.solver import Solver, analyse, forced_score, search_order
-from bots.solver_strategy import QUICK_CAP, RootSolve, decide, solve_root
+from bots.solver_strategy import QUICK_CAP, RootSolve, decide, merge_solves, solve_root
 from protocol.games import Connect4State
 
 
@@ -144,3 +144,37 @@ def test_the_fallback_prunes_moves_proven_short_of_what_another_may_reach() -> N
     # Every move loses: only those proven to lose faster than another move surely does.
     bounds = {0: (-15, -9), 1: (-8, -2), 2: (-15, -1)}
     assert RootSolve(bounds).proofs() == {0: -1, 1: 0, 2: 0}
+
+
+def test_the_workers_solves_merge_into_one() -> None:
+    moves = tuple(range(3))
+    a = RootSolve(dict.fromkeys(moves, (-100, 100)) | {0: (-18, -1)}, nodes=10)
+    b = RootSolve(dict.fromkeys(moves, (-100, 100)) | {1: (0, 18)}, nodes=5)
+    merged = merge_solves([a, b])
+    assert merged is not None and merged.move is None and merged.nodes == 15
+    assert merged.bounds == {0: (-18, -1), 1: (0, 18), 2: (-100, 100)}
+    won = RootSolve(dict.fromkeys(moves, (-100, 100)) | {2: (3, 3)}, move=2, score=3, outcome=1)
+    chosen = merge_solves([a, won])
+    assert chosen is not None and (chosen.move, chosen.score, chosen.nodes) == (2, 3, 10)
+    assert merge_solves([]) is None
+
+
+def test_a_second_worker_solves_with_the_uncapped_round_rotated() -> None:
+    state = Connect4State.from_notation("4455")
+    straight = solve_root(state, time.perf_counter() + 60, solver=Solver())
+    rotated = solve_root(state, time.perf_counter() + 60, solver=Solver(), rotate=1)
+    assert straight.outcome == rotated.outcome and rotated.move is not None
+    scores = analyse(state).scores
+    assert scores[rotated.move] == max(scores.values())  # type: ignore[type-var]
+
+
+def test_two_solving_workers_answer_in_time_after_a_proof() -> None:
+    solved, hard = Connect4State.from_notation("4455"), Connect4State.from_notation("44")
+    with make_strategy_from_spec("solver:time_ms=50,workers=2,seed=1", "connect4") as pooled:
+        for state in (solved, hard, solved, hard):
+            start = time.perf_counter()
+            move = pooled.choose_move(state)
+            assert time.perf_counter() - start < 1.0
+            assert move in state.legal_moves()
+        assert pooled.last_search is not None and pooled.last_search.moves  # MCTS decided "44"
+        assert pooled.choose_move(solved) in (2, 5)  # the proven wins, after the stopped ones
