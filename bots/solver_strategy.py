@@ -38,12 +38,12 @@ moves.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import multiprocessing
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -55,6 +55,7 @@ from bots.kernels import DEFAULT_MAX_NODES
 from bots.kernels.c4solver import STOP, WORK_SIZE, memory_size
 from bots.mcts import RootStats, merge_root_stats, search_task
 from bots.pool import SearchPool
+from bots.pooled import PooledStrategy
 from bots.solver import (
     DEFAULT_TABLE_BITS,
     Solver,
@@ -65,7 +66,7 @@ from bots.solver import (
     set_default_solver,
 )
 from bots.solver import warm_up as warm_up_solver
-from bots.strategy import SearchInfo, Strategy, StrategyOptionError
+from bots.strategy import SearchInfo, StrategyOptionError
 from protocol.games import Connect4State, GameState
 
 DEFAULT_TIME_MS = 100.0
@@ -403,7 +404,7 @@ def decide(
     return merged.best_move(), value
 
 
-class SolverStrategy(Strategy):
+class SolverStrategy(PooledStrategy):
     """Connect Four: the solver's move when proven within ``time_ms``, else heavy MCTS.
 
     ``last_search`` reports what chose the move: the solver's nodes (``counts="nodes"``)
@@ -468,7 +469,10 @@ class SolverStrategy(Strategy):
         """E.g. ``solver(time_ms=100, workers=2)``."""
         return f"solver(time_ms={self.time_ms:g}, workers={self.workers})"
 
-    def _args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
+    def _worker(self) -> Callable[..., Any]:
+        return solver_task
+
+    def _task_args(self, state: GameState, budget: Budget) -> list[tuple[Any, ...]]:
         self._flag[0] = 0
         if self.workers == 2:
             for role in range(2):
@@ -510,29 +514,3 @@ class SolverStrategy(Strategy):
             workers=max(self.workers, 1),
         )
         return move
-
-    def _choose(self, state: GameState, budget: Budget) -> int:
-        start = time.perf_counter()
-        args = self._args(state, budget)
-        if self._pool is None:
-            results = [solver_task(*a) for a in args]
-        else:
-            results = self._pool.run_all(solver_task, args).result()
-        return self._finish(results, state, start)
-
-    async def choose_move_async(self, state: GameState, budget: Budget | None = None) -> int:
-        """Search in the pool while the event loop keeps running."""
-        self._check_state(state)
-        budget = budget or Budget.UNLIMITED
-        if self._pool is None:
-            return await asyncio.to_thread(self._choose, state, budget)
-        start = time.perf_counter()
-        args = self._args(state, budget)
-        results = await asyncio.wrap_future(self._pool.run_all(solver_task, args))
-        return self._finish(results, state, start)
-
-    def close(self) -> None:
-        """Stop the worker processes."""
-        super().close()
-        if self._pool is not None:
-            self._pool.close()
