@@ -19,7 +19,7 @@ The metrics, all prefixed ``arena_`` (times in seconds)::
     store_commit_failures_total, store_write_queue{kind}, store_health{state}
     failed_logins_total, throttled_logins_total
     gc_collections_total, gc_pause_max_seconds, gc_pause_last_seconds
-    loop_lag_max_seconds, loop_lag_p99_seconds
+    loop_lag_max_seconds, loop_lag_p99_seconds, loop_lag_own_max_seconds
 
 plus the standard ``process_*`` metrics (CPU, memory, file descriptors).
 """
@@ -148,6 +148,11 @@ class _ServerCollector:
             "arena_loop_lag_p99_seconds",
             "99th percentile event-loop lag over the last minute.",
             value=lag["p99"] / 1000,
+        )
+        yield GaugeMetricFamily(
+            "arena_loop_lag_own_max_seconds",
+            "Worst event-loop lag less the time the loop waited for a CPU.",
+            value=lag["own_max"] / 1000,
         )
 
 

@@ -182,37 +182,98 @@ gc_pauses = GcPauses()
 LAG_TICK_S = 0.01
 """How often the loop-lag probe asks to run."""
 
+SCHEDSTAT = "/proc/thread-self/schedstat"
+"""Linux: the calling thread's time on a CPU and time runnable but waiting for one (ns)."""
+
+
+class CpuWait:
+    """How long the thread that made it has waited for a CPU while it was runnable.
+
+    Linux's scheduler statistics (``/proc/thread-self/schedstat``, second
+    field) count the time a thread spent in the run queue: ready to run, but
+    every core busy with other work. A late event loop whose thread waited
+    that long was held up by the machine, not by its own callbacks.
+    ``read_ms`` is None where the file does not exist (not Linux, or a
+    kernel without schedstats).
+    """
+
+    def __init__(self, path: str = SCHEDSTAT) -> None:
+        try:
+            # /proc/thread-self resolves at open: the descriptor stays this thread's.
+            self._fd: int | None = os.open(path, os.O_RDONLY)
+        except OSError:
+            self._fd = None
+        if self._fd is not None and self.read_ms() is None:
+            self.close()
+
+    def read_ms(self) -> float | None:
+        """The thread's run-queue wait since it started, in ms (None: unknown here)."""
+        if self._fd is None:
+            return None
+        try:
+            fields = os.pread(self._fd, 128, 0).split()
+            return int(fields[1]) / 1e6
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def close(self) -> None:
+        """Release the file."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
 
 class LoopLag:
-    """How late the event loop runs a callback due every ``tick_s``: every move's delay floor."""
+    """How late the event loop runs a callback due every ``tick_s``: every move's delay floor.
+
+    Each lag is also split: the part the loop's thread spent waiting for a CPU
+    since the previous tick (``CpuWait``: the machine's other processes had
+    the cores) is taken off, and what remains is the server's *own* lag, the
+    time its own callbacks (or a blocking call) held the loop. Where the wait
+    cannot be read, the own lag is the whole lag. The split is accurate to
+    within one tick: a wait that ended before the tick was due and was
+    followed by idle time is taken off too.
+    """
 
     def __init__(self, tick_s: float = LAG_TICK_S, window: int = 6000) -> None:
         self.tick_s = tick_s
         self.max_ms = 0.0
+        self.own_max_ms = 0.0
         self._recent: deque[float] = deque(maxlen=window)
+        self._recent_own: deque[float] = deque(maxlen=window)
         self._due = 0.0
         self._handle: asyncio.TimerHandle | None = None
+        self._cpu_wait: CpuWait | None = None
+        self._waited_ms: float | None = None
 
     def start(self) -> None:
-        """Start probing on the running loop."""
+        """Start probing on the running loop (call it from the loop's thread)."""
         loop = asyncio.get_running_loop()
+        self._cpu_wait = CpuWait()
+        self._waited_ms = self._cpu_wait.read_ms()
         self._due = loop.time() + self.tick_s
         self._handle = loop.call_at(self._due, self._tick)
 
     def reset(self) -> None:
         """Forget the lags so far (start-up is not service)."""
         self.max_ms = 0.0
+        self.own_max_ms = 0.0
         self._recent.clear()
+        self._recent_own.clear()
 
     def stop(self) -> None:
         """Stop probing."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        if self._cpu_wait is not None:
+            self._cpu_wait.close()
+            self._cpu_wait = None
 
     def status(self) -> dict[str, float]:
         """For ``/healthz``: the worst lag seen, and the 99th percentile and the worst of the
-        last minute (so a long watch tells a single spike from a steady one)."""
+        last minute (so a long watch tells a single spike from a steady one); then the same
+        worsts for the own lag (the lag less the time spent waiting for a CPU)."""
         recent = sorted(self._recent)
         p99 = recent[int(0.99 * (len(recent) - 1))] if recent else 0.0
         minute_max = recent[-1] if recent else 0.0
@@ -220,14 +281,30 @@ class LoopLag:
             "max": round(self.max_ms, 2),
             "p99": round(p99, 2),
             "minute_max": round(minute_max, 2),
+            "own_max": round(self.own_max_ms, 2),
+            "own_minute_max": round(max(self._recent_own, default=0.0), 2),
         }
+
+    def record(self, lag_ms: float, waited_ms: float | None) -> None:
+        """Count one tick ``lag_ms`` late, whose thread waited ``waited_ms`` for a CPU since
+        the previous tick (None: unknown)."""
+        own_ms = lag_ms if waited_ms is None else max(lag_ms - waited_ms, 0.0)
+        self._recent.append(lag_ms)
+        self._recent_own.append(own_ms)
+        if lag_ms > self.max_ms:
+            self.max_ms = lag_ms
+        if own_ms > self.own_max_ms:
+            self.own_max_ms = own_ms
 
     def _tick(self) -> None:
         loop = asyncio.get_running_loop()
         now = loop.time()
-        lag_ms = (now - self._due) * 1000.0
-        self._recent.append(lag_ms)
-        if lag_ms > self.max_ms:
-            self.max_ms = lag_ms
+        waited_ms = None
+        if self._cpu_wait is not None:
+            total = self._cpu_wait.read_ms()
+            if total is not None and self._waited_ms is not None:
+                waited_ms = total - self._waited_ms
+            self._waited_ms = total
+        self.record((now - self._due) * 1000.0, waited_ms)
         self._due = now + self.tick_s
         self._handle = loop.call_at(self._due, self._tick)
