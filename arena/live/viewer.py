@@ -7,7 +7,8 @@ router of ``arena.http``::
     /                   index.html  (live matches, leaderboards, recent results)
     /matches/<id>       match.html  (one match: live board, telemetry, replay)
     /bots/<name>        bot.html    (one bot: ratings with intervals, history chart, opponents)
-    /play/<name>        play.html   (play that bot as a guest: the match page plus your moves)
+    /play/<name>        match.html  (play that bot as a guest: the match page, whose script
+                                     loads play.js on this path, plus your moves)
     /tournaments[/<id>] tournament.html (the tournaments; one live: tables, SPRT chart)
     /static/<path>      any file below arena/static with a known type
 
@@ -151,12 +152,10 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
     """
     if path in _PAGES:
         file: Path | None = STATIC_DIR / _PAGES[path]
-    elif _MATCH_PAGE.fullmatch(path):
+    elif _MATCH_PAGE.fullmatch(path) or _PLAY_PAGE.fullmatch(path):
         file = STATIC_DIR / "match.html"
     elif _BOT_PAGE.fullmatch(path):
         file = STATIC_DIR / "bot.html"
-    elif _PLAY_PAGE.fullmatch(path):
-        file = STATIC_DIR / "play.html"
     elif _TOURNAMENT_PAGE.fullmatch(path):
         file = STATIC_DIR / "tournament.html"
     elif path.startswith(_STATIC_PREFIX):

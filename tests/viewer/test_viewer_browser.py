@@ -159,6 +159,7 @@ async def test_finished_match_replays_move_by_move(
     await expect(page.locator(".cell.win")).to_have_count(3)
     await expect(page.locator(".delta.up")).to_have_count(1)
     await expect(page.locator(".delta.down")).to_have_count(1)
+    await expect(page.locator("#play")).to_be_hidden()  # the play page's panel shares the markup
 
     pieces = page.locator('.cell[data-piece="x"], .cell[data-piece="o"]')
     await page.click("#first")

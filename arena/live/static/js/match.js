@@ -10,8 +10,9 @@
 // once `arena analyse` solved its moves, the move list marks the blunders and the
 // replay shows the solved value of each position (solved.js).
 //
-// The play page (/play/<bot>, play.js) is this page plus a guest's controls: it
-// imports this module and, once its match starts, calls `openLive(matchId)`.
+// The play page (/play/<bot>, play.js) is this page (the same match.html) plus a
+// guest's controls: on that path this module loads play.js, which shows the play
+// panel and, once its match starts, calls `openLive(matchId)`.
 
 import { SpectatorSocket, fetchJSON } from "./api.js";
 import { gameFor, positionsAfter } from "./boards/index.js";
@@ -547,6 +548,8 @@ export function openLive(matchId, { you = null } = {}) {
   follow();
 }
 
-if (document.body.dataset.mode !== "play") {
+if (location.pathname.startsWith("/play/")) {
+  import("./play.js");
+} else {
   openMatch(decodeURIComponent(location.pathname.split("/").filter(Boolean).at(-1) ?? ""));
 }

@@ -20,6 +20,12 @@ const GUEST_MOVE_MS = 300000;
 
 const $ = (id) => document.getElementById(id);
 
+// The match page's markup serves this page too: switch it to playing.
+document.body.classList.add("page-play");
+document.body.dataset.mode = "play";
+$("match-title").textContent = "Play";
+$("play").hidden = false;
+
 const view = {
   root: $("play"),
   bot: $("play-bot"),
