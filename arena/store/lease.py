@@ -128,8 +128,19 @@ async def claim(
         log.warning("allow_multi_node is ignored: a SQLite database has one server")
     exclusive = sqlite or not allow_multi_node
     lease = Lease(node_id, write, monitor, lease_s=lease_s, heartbeat_s=heartbeat_s)
-    async with write() as session:
-        holder = await nodes.claim(session, node_id, me, exclusive, lease_s)
+    held_before = nodes.is_held(node_id)
+    try:
+        async with write() as session:
+            holder = await nodes.claim(session, node_id, me, exclusive, lease_s)
+            if holder is None:
+                # Held from before the commit: once it commits, another store of this
+                # process may read the row at once, and must not take it for one of
+                # this process's closed stores (``nodes.is_gone``).
+                nodes.hold(node_id)
+    except BaseException:
+        if not held_before:
+            nodes.forget(node_id)
+        raise
     if holder is not None:
         if sqlite:
             hint = "one arena server per SQLite database"
@@ -146,7 +157,6 @@ async def claim(
             utc(holder.heartbeat_at),
             hint,
         )
-    nodes.hold(node_id)
     lease.start()
     log.info(
         "node %s holds the database %s (%s)",

@@ -184,6 +184,11 @@ def hold(node_id: str) -> None:
     _held.add(node_id)
 
 
+def is_held(node_id: str) -> bool:
+    """Whether a store of this process holds ``node_id``'s lease."""
+    return node_id in _held
+
+
 def forget(node_id: str) -> None:
     """This process no longer holds ``node_id``'s lease."""
     _held.discard(node_id)

@@ -16,6 +16,7 @@ import socket
 import sys
 import textwrap
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,35 @@ async def test_two_claims_at_the_same_instant_one_wins(
     refusals = [outcome for outcome in outcomes if isinstance(outcome, NodeConflictError)]
     assert len(refusals) == 2 and {error.node_id for error in refusals} == set(winners)
     assert [n for (n,) in await rows(contenders[0], select(Node.id))] == winners
+
+
+async def test_a_claim_is_held_from_its_commit_for_the_other_stores_of_its_process(
+    db_url: str,  # noqa: F811
+    stores: list[Store],
+) -> None:
+    # The race behind "two winners": a rival store of the same process reads the first
+    # claim's row right after it commits, before the claiming coroutine has gone on. The
+    # row names this very process, so unless it is already held, it looks like one of
+    # the process's closed stores, and the rival would take the database over.
+    first, rival = [await open_store(stores, db_url) for _ in range(2)]
+    rival_outcome: list[object] = []
+    write = first._write
+
+    @asynccontextmanager
+    async def write_then_rival() -> AsyncIterator[Any]:
+        async with write() as session:
+            yield session
+        if not rival_outcome:  # the claim's own transaction only, not the heartbeats
+            try:
+                rival_outcome.append(await rival.claim_node("node-rival"))
+            except NodeConflictError as error:
+                rival_outcome.append(error)
+
+    first._write = write_then_rival  # type: ignore[method-assign]
+    node = await first.claim_node("node-first")
+    assert isinstance(rival_outcome[0], NodeConflictError), rival_outcome
+    assert rival_outcome[0].node_id == node == "node-first"
+    assert [n for (n,) in await rows(rival, select(Node.id))] == ["node-first"]
 
 
 async def test_a_lease_from_another_machine_holds_until_it_expires(
