@@ -255,11 +255,23 @@ class LoopLag:
         self._handle = loop.call_at(self._due, self._tick)
 
     def reset(self) -> None:
-        """Forget the lags so far (start-up is not service)."""
+        """Forget the lags so far (start-up is not service).
+
+        The next tick is re-armed from now: the one already due may be overdue
+        because of the start-up work just before the reset (the heap's
+        settling), and its lag would otherwise count as the first of service.
+        """
         self.max_ms = 0.0
         self.own_max_ms = 0.0
         self._recent.clear()
         self._recent_own.clear()
+        if self._handle is not None:
+            self._handle.cancel()
+            loop = asyncio.get_running_loop()
+            if self._cpu_wait is not None:
+                self._waited_ms = self._cpu_wait.read_ms()
+            self._due = loop.time() + self.tick_s
+            self._handle = loop.call_at(self._due, self._tick)
 
     def stop(self) -> None:
         """Stop probing."""
