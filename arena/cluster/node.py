@@ -94,6 +94,7 @@ class ClusterNode:
             rng=rng,
             notice=self._redirect_notice,
             on_started=self._started,
+            arriving=store.expect_login,
         )
         dsn = store.engine.url.set(drivername="postgresql")
         self.channel = NodeChannel(dsn.render_as_string(hide_password=False), node_id, self._heard)

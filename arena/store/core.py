@@ -34,7 +34,7 @@ from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_bat
 from arena.store.lease import Lease
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Batch, CommitStats, Finish, MoveBuffer
 from arena.store.opening import mask_url
-from arena.store.records import RatingChange
+from arena.store.records import Arrival, RatingChange
 from arena.store.writer_process import WriterProcess
 
 CLOSE_TIMEOUT_S = 5.0
@@ -85,6 +85,8 @@ class StoreCore:
         # Caches for the server's hot path, never for a decision the database must make.
         self._bot_ids: dict[str, int] = {}
         self._ratings: dict[tuple[str, str], float | None] = {}
+        self._arrivals: dict[str, tuple[Arrival, float]] = {}
+        """Bots another node sends here: what its pass read, until when it may be used."""
         self._closed = False
 
     async def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
