@@ -352,7 +352,7 @@ class SharedSeekQueue:
             plan = planned[index - 1]  # PostgreSQL counts from 1
             taken.append(plan)
             if plan.remote is not None and bot_id is not None:  # None: not a registered bot
-                games = json.loads(ratings or "{}")
+                games = {game: float(r) for game, r in json.loads(ratings or "{}").items()}
                 self._arriving(Arrival(plan.remote.bot, bot_id, token_hash, created_at, games))
         return taken
 
