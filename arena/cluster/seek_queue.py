@@ -27,6 +27,15 @@ The lock is held only while PostgreSQL runs one of those statements, never
 while a node's (busy) event loop gets around to the next step, so passes of
 several nodes do not wait for each other's loops.
 
+A pass also reads the queue ahead (``prefetch``: a plain read shortly before
+its pairing window ends, on the matchmaker's cue). Before its sync it pairs its
+seeks, the new ones included, with the other nodes' seeks that read showed,
+and takes those pairs at once (the take checks that their rows are still
+there): a pair across nodes usually costs the pass one round trip before its
+match starts (``batches`` hands the matchmaker each batch as it is taken).
+The sync then runs as above for the seeks left, so a seek the read missed
+is still found.
+
 This node hosts every pair it keeps. The other player, if it is another
 node's bot, must come here: the pass gives the match its id at once and the
 take notifies that bot's node (``pg_notify``, delivered when the take commits,
@@ -51,7 +60,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -74,6 +83,9 @@ QUEUE_LOCK = 0x4D435455
 REDIRECT_WAIT_S = 5.0
 """How long a seek another node took waits for its redirect before it is queued again."""
 
+SNAPSHOT_MAX_AGE_S = 1.0
+"""A read of the queue older than this is not used to pair (``prefetch``)."""
+
 MAX_SYNCS = 3
 """Syncs per pass at most: a pass whose pairs other passes took in between pairs again."""
 
@@ -84,6 +96,9 @@ _SYNC = text(
     " CAST(:bank_ms AS integer[]), CAST(:rating AS double precision[]),"
     " CAST(:movable AS boolean[]))"
 )
+_READ = text("SELECT * FROM seek_queue ORDER BY id")
+_NEW = 1 << 62
+"""Added to the lobby order of a seek without a row when it pairs with rows: the newest."""
 _TAKE = text(
     "SELECT * FROM seek_queue_take(:lock, :node, CAST(:first AS bigint[]),"
     " CAST(:second AS bigint[]), CAST(:channel AS text[]), CAST(:payload AS text[]))"
@@ -100,7 +115,8 @@ class RemoteSeat:
 
 @dataclass(frozen=True, slots=True)
 class _Row:
-    id: int
+    id: int | None
+    """None for a seek of this node that has no row yet."""
     node_id: str
     local_id: int
     seek: Seek
@@ -112,7 +128,7 @@ class _Planned:
     rows in it (by lobby order)."""
 
     pairing: Pairing
-    rows: tuple[int, int]
+    rows: tuple[int | None, int | None]
     remote: RemoteSeat | None
     local: tuple[int, ...]
 
@@ -150,6 +166,9 @@ class SharedSeekQueue:
         self._vanished: dict[int, float] = {}
         """Seeks whose row another node took, and when that was first seen."""
         self._remote: dict[Pairing, RemoteSeat] = {}
+        self._snapshot: asyncio.Task[Sequence[Row[Any]] | None] | None = None
+        """The queue as read while the pairing window ran (``prefetch``)."""
+        self._snapshot_at = 0.0
         self._lock = asyncio.Lock()
         self.last_pass = 0.0
         self.passes = 0
@@ -161,34 +180,102 @@ class SharedSeekQueue:
             return True
         return bool(local) and time.monotonic() - self.last_pass >= retry_s
 
+    def prefetch(self) -> None:
+        """A pass is due shortly: read the queue meanwhile, so the pass can take the pairs
+        it shows at once (``batches``)."""
+        if self._snapshot is None or self._snapshot.done():
+            self._snapshot = asyncio.get_running_loop().create_task(self._read_snapshot())
+            self._snapshot_at = time.monotonic()
+
     async def pair(self) -> list[Pairing]:
-        """One pairing pass (see the module docstring): the pairings this node hosts, those
-        with a player on another node first (that player is already on its way)."""
+        """One pairing pass (``batches``): all its pairings at once."""
+        return [pairing async for batch in self.batches() for pairing in batch]
+
+    async def batches(self) -> AsyncGenerator[list[Pairing], None]:
+        """One pairing pass (see the module docstring): the pairings this node hosts, in
+        batches to start as they come, those with a player on another node first in each
+        (that player is already on its way)."""
         async with self._lock:
             here = self._pair_here()
             if not self._lobby.seeks and not self._inserted:
-                return here
+                yield here
+                return
             busy = {bot for pairing in here for bot in pairing.players}
             self.last_pass = time.monotonic()
             self.passes += 1
-            kept: list[Pairing] = []
+            snapshot, self._snapshot = self._snapshot, None
+            if time.monotonic() - self._snapshot_at > SNAPSHOT_MAX_AGE_S:
+                snapshot = None  # read for a pass that did not run (the store was failing)
             try:
                 async with self._engine.connect() as conn:
+                    if snapshot is not None and (early := await self._early(conn, snapshot, busy)):
+                        busy.update(bot for pairing in early for bot in pairing.players)
+                        yield early + here
+                        here = []
                     for _ in range(MAX_SYNCS):
+                        if not self._lobby.seeks and not self._inserted:
+                            break  # all paired early
                         rows = await self._sync(conn, busy)
                         planned = [self._plan(ra, rb) for ra, rb in self._choose(rows)]
                         if not planned:
                             break
                         taken = await self._take(conn, planned)
-                        kept += self._apply(taken)
-                        busy.update(bot for plan in taken for bot in plan.pairing.players)
+                        kept = self._apply(taken)
+                        busy.update(bot for pairing in kept for bot in pairing.players)
+                        yield kept + here
+                        here = []
                         if len(taken) == len(planned):
                             break
             except (OSError, SQLAlchemyError) as exc:
                 # What committed stands; the next pass goes on from there (the store
                 # reports its health).
                 log.warning("pairing pass failed: %s", exc)
-            return kept + here
+            if here:
+                yield here
+
+    async def _read_snapshot(self) -> Sequence[Row[Any]] | None:
+        try:
+            async with self._engine.connect() as conn:
+                return (await conn.execute(_READ)).all()
+        except (OSError, SQLAlchemyError) as exc:
+            log.debug("reading the queue during the window failed: %s", exc)
+            return None
+
+    async def _early(
+        self,
+        conn: AsyncConnection,
+        snapshot: asyncio.Task[Sequence[Row[Any]] | None],
+        busy: set[str],
+    ) -> list[Pairing]:
+        """Take the pairs of this node's seeks with other nodes' that the queue as read
+        during the window shows, before the sync: a pair whose rows are still there is
+        taken in one round trip. A failed or stale read costs at most that round trip: the
+        sync that follows reads the queue again and pairs what is left."""
+        result = await snapshot
+        if result is None:
+            return []
+        local = {seek.order: seek for seek in self._lobby.seeks}
+        rows = self._rows(result, self._inserted, busy, settle=False)
+        for row_id, row in list(rows.items()):
+            if row.node_id == self.node_id and (
+                row.local_id not in local or row.local_id in self._vanished
+            ):
+                del rows[row_id]  # its seek is gone, or another node took it
+        # This node's seeks without a row yet pair as the newest of all.
+        seen = {(r.seek.bot, r.seek.game, r.seek.time_control) for r in rows.values()}
+        for order, seek in local.items():
+            if order in self._inserted or seek.bot in busy or not self._has_capacity(seek.bot):
+                continue
+            if (seek.bot, seek.game, seek.time_control) not in seen:
+                new = replace(seek, order=_NEW + order)
+                rows[new.order] = _Row(None, self.node_id, order, new)
+        others = [pair for pair in self._choose(rows) if self._across(pair)]
+        if not others:
+            return []
+        return self._apply(await self._take(conn, [self._plan(ra, rb) for ra, rb in others]))
+
+    def _across(self, pair: tuple[_Row, _Row]) -> bool:
+        return sum(row.node_id == self.node_id for row in pair) == 1
 
     def _pair_here(self) -> list[Pairing]:
         """Pair the seeks that are not in the table yet among themselves."""
@@ -273,14 +360,15 @@ class SharedSeekQueue:
             },
         )
         self._inserted = written  # committed: the table holds these rows now
-        return self._rows(result.all(), written, busy)
+        return self._rows(result.all(), written, busy, settle=True)
 
     def _rows(
-        self, result: Sequence[Row[Any]], written: dict[int, bool], busy: set[str]
+        self, result: Sequence[Row[Any]], written: dict[int, bool], busy: set[str], settle: bool
     ) -> dict[int, _Row]:
         """The seeks of ``result`` this node may pair: its own, and the movable ones of other
-        nodes. A seek of this node written before whose row is gone was taken by another
-        node's pass: it waits for its redirect (``_vanished``)."""
+        nodes. With ``settle`` (``result`` is the queue as of now), a seek of this node
+        written before whose row is gone was taken by another node's pass: it waits for its
+        redirect (``_vanished``)."""
         rows: dict[int, _Row] = {}
         seen: set[tuple[str, str, int, int]] = set()
         mine: set[int] = set()
@@ -300,9 +388,10 @@ class SharedSeekQueue:
             # The row id orders seeks of all nodes by their arrival.
             seek = Seek(q.bot, q.game, tc, q.rating, q.id)
             rows[q.id] = _Row(q.id, q.node_id, q.local_id, seek)
-        now = time.monotonic()
-        for order in written.keys() - mine:
-            self._vanished.setdefault(order, now)
+        if settle:
+            now = time.monotonic()
+            for order in written.keys() - mine:
+                self._vanished.setdefault(order, now)
         return rows
 
     def _choose(self, rows: dict[int, _Row]) -> list[tuple[_Row, _Row]]:

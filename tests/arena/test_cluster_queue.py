@@ -257,6 +257,12 @@ async def test_a_pass_through_the_table_is_two_statements_each_committed_alone(
     assert statements == [(sync, True), (sync, True), (take, True)]
 
 
+async def leftover(node: Node, bot: str, game: str = "connect4") -> None:
+    """``bot`` seeks ``game`` on ``node``, and a pass puts it into the queue (no one to pair)."""
+    node.lobby.seek(bot, game, TC, 1500.0)
+    assert await node.queue.pair() == []
+
+
 def before_take(
     monkeypatch: pytest.MonkeyPatch, node: Node, step: Callable[[], Awaitable[list[Pairing]]]
 ) -> list[list[Pairing]]:
@@ -319,8 +325,7 @@ async def test_a_pass_starts_the_match_whose_player_travels_first(
     nodes: tuple[Node, Node],
 ) -> None:
     a, b = nodes
-    a.lobby.seek("x", "uttt", TC, 1500.0)
-    assert await a.queue.pair() == []
+    await leftover(a, "x", "uttt")
     b.lobby.seek("u", "connect4", TC, 1500.0)
     b.lobby.seek("v", "connect4", TC, 1500.0)
     b.lobby.seek("y", "uttt", TC, 1500.0)
@@ -380,3 +385,67 @@ async def test_an_expected_login_counts_once_and_only_for_a_while(
         assert await store.authenticate("alpha", "old") is None  # too late: the database
     finally:
         await store.close()
+
+
+def statements_of(nodes: tuple[Node, ...]) -> list[str]:
+    """The statements ``nodes`` send from now on, each cut at its first parenthesis."""
+    sent: list[str] = []
+    for node in nodes:
+        event.listen(
+            node.store.engine.sync_engine,
+            "before_cursor_execute",
+            lambda *args: sent.append(args[2].split("(")[0]),
+        )
+    return sent
+
+
+async def read_ahead(node: Node) -> None:
+    """A pairing window opens on ``node``: its queue reads the table meanwhile."""
+    node.queue.prefetch()
+    await asyncio.sleep(0.1)
+
+
+async def test_a_pass_takes_a_pair_the_queue_showed_during_its_window_in_one_round_trip(
+    nodes: tuple[Node, Node],
+) -> None:
+    a, b = nodes
+    await leftover(a, "x")
+    b.lobby.seek("y", "connect4", TC, 1500.0)
+    b.lobby.seek("z", "uttt", TC, 1500.0)
+    sent = statements_of(nodes)
+    await read_ahead(b)  # the window opens: the queue is read meanwhile
+    batches = [batch async for batch in b.queue.batches()]
+    # The pair with x is taken before y's seek ever had a row; then z is synced.
+    [[pairing]] = batches
+    assert set(pairing.players) == {"x", "y"} and b.queue.remote_seat(pairing) is not None
+    assert sent == [
+        "SELECT * FROM seek_queue ORDER BY id",
+        "SELECT * FROM seek_queue_take",
+        "SELECT * FROM seek_queue_sync",
+    ]
+    assert await rows(a) == [(b.queue.node_id, "z", True)]
+
+
+async def test_a_pair_the_window_s_read_showed_but_gone_since_is_not_taken(
+    nodes: tuple[Node, Node],
+) -> None:
+    a, b = nodes
+    await leftover(a, "x")
+    b.lobby.seek("y", "connect4", TC, 1500.0)
+    await read_ahead(b)
+    a.lobby.cancel_seek("x")  # x's seek is withdrawn after b read the queue
+    assert await a.queue.pair() == []
+    assert await b.queue.pair() == []  # x's row was gone: y is queued instead
+    assert await rows(a) == [(b.queue.node_id, "y", True)]
+
+
+async def test_a_read_of_the_queue_from_long_ago_is_not_used(nodes: tuple[Node, Node]) -> None:
+    a, b = nodes
+    await leftover(a, "x")
+    await read_ahead(b)
+    b.queue._snapshot_at -= seek_queue.SNAPSHOT_MAX_AGE_S  # its pass did not run then
+    b.lobby.seek("y", "connect4", TC, 1500.0)
+    sent = statements_of(nodes)
+    [pairing] = await b.queue.pair()
+    assert set(pairing.players) == {"x", "y"}
+    assert sent == ["SELECT * FROM seek_queue_sync", "SELECT * FROM seek_queue_take"]

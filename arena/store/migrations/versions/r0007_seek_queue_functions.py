@@ -6,13 +6,14 @@ Create Date: 2026-12-10
 
 Two PostgreSQL functions do a pass's database work (``arena.cluster.seek_queue``):
 ``seek_queue_sync`` brings a node's rows in line with its lobby and returns the
-whole queue, ``seek_queue_take`` deletes the rows of the pairs a node keeps,
-notifies the nodes of their moving players and returns what the host needs
-to know of those players. Each takes the queue's advisory lock for its own
-statement only, so passes of all nodes are serialized without a lock held
-while the Python side of a pass (on a busy event loop) pairs. The pairing rule
-stays in Python. SQLite has no such functions and needs none: the shared queue
-is used only with PostgreSQL, so on SQLite this revision changes nothing.
+whole queue, ``seek_queue_take`` deletes the rows of the pairs a node keeps (if
+they are still there), notifies the nodes of their moving players and returns
+what the host needs to know of those players. Each takes the queue's advisory
+lock for its own statement only, so passes of all nodes are serialized without
+a lock held while the Python side of a pass (on a busy event loop) pairs. The
+pairing rule stays in Python. SQLite has no such functions and needs none: the
+shared queue is used only with PostgreSQL, so on SQLite this revision changes
+nothing.
 """
 
 from __future__ import annotations
@@ -47,10 +48,12 @@ END
 $$
 """
 
-# A pair is taken only if both its rows are still there and the other node's row is still
-# movable: between a node's sync and its take another pass may have taken one of them, or
-# the other node may have started a match for its bot. Rows are locked before the count, so
-# a node's row deleted meanwhile (the node is gone) cannot leave half a pair.
+# A pair is taken only if its rows are still there and the other node's row is still
+# movable: between the node's read of the queue and its take another pass may have taken one
+# of them, or the other node may have started a match for its bot. A NULL id is a seek of the
+# calling node that has no row (it pairs from a read made before its sync). Rows are locked
+# before the count, so a node's row deleted meanwhile (the node is gone) cannot leave half a
+# pair.
 TAKE = """
 CREATE FUNCTION seek_queue_take(
     p_lock bigint, p_node text, p_first bigint[], p_second bigint[],
@@ -70,7 +73,7 @@ BEGIN
         SELECT count(*), max(q.bot) FILTER (WHERE q.node_id <> p_node) INTO found, remote
             FROM seek_queue AS q
             WHERE q.id IN (p_first[i], p_second[i]) AND (q.movable OR q.node_id = p_node);
-        CONTINUE WHEN found < 2;
+        CONTINUE WHEN found < cardinality(array_remove(ARRAY[p_first[i], p_second[i]], NULL));
         DELETE FROM seek_queue AS q WHERE q.id IN (p_first[i], p_second[i]);
         IF p_channel[i] IS NOT NULL THEN
             PERFORM pg_notify(p_channel[i], p_payload[i]);
