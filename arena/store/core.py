@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -86,7 +87,9 @@ class StoreCore:
         self._bot_ids: dict[str, int] = {}
         self._ratings: dict[tuple[str, str], float | None] = {}
         self._arrivals: dict[str, tuple[Arrival, float]] = {}
-        """Bots another node sends here: what its pass read, until when it may be used."""
+        """Bots expected to log in here: what is known of them, until when it may be used."""
+        self._logins: dict[str, tuple[str, datetime]] = {}
+        """Each bot's token hash and creation time as of its last login here."""
         self._closed = False
 
     async def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:

@@ -89,8 +89,8 @@ from protocol.games import GAMES, Fault, Termination
 ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
 
-ARRIVAL_TTL_S = 10.0
-"""How long the login of a bot another node sends here may be checked without a read."""
+ARRIVAL_TTL_S = 60.0
+"""How long an expected login (``expect_login``) may be checked without a read."""
 
 MAX_ARRIVALS = 10_000
 """Expected logins kept at most (a bound: a bot sent here may never come)."""
@@ -177,8 +177,8 @@ class Store(AccountStore, AnalysisStore):
 
         A bot that logs in also has its ratings read into the cache, in the
         same transaction, so its seeks and match starts need no database read.
-        A bot another node sent here (``expect_login``) is checked against what
-        was read for it then, once.
+        A bot expected here (``expect_login``, ``expect_return``) is checked
+        against what was read for it then, once.
         """
         expected, until = self._arrivals.pop(name, (None, 0.0))
         if (
@@ -186,6 +186,7 @@ class Store(AccountStore, AnalysisStore):
             and time.monotonic() <= until
             and hmac.compare_digest(expected.token_hash, hash_token(token))
         ):
+            self._logins[name] = (expected.token_hash, expected.created_at)
             return BotRecord(name, queries.utc(expected.created_at), active=True)
         async with self._read() as session:
             bot = await session.scalar(select(Bot).where(Bot.name == name))
@@ -199,19 +200,29 @@ class Store(AccountStore, AnalysisStore):
             )
             ratings: dict[str, float] = {game: rating for game, rating in rated}
         self._remember(bot.name, bot.id, ratings)
+        self._logins[bot.name] = (bot.token_hash, bot.created_at)
         return queries.bot_record(bot)
 
     def expect_login(self, arrival: Arrival) -> None:
         """``arrival``'s bot is on its way here from another node: its id and ratings are
         cached now (its match starts without a read), and its next login here, within
         ``ARRIVAL_TTL_S``, is checked against the token hash read with them instead of
-        the database (a token reset in those seconds is caught by the login recheck)."""
+        the database. A token reset meanwhile is caught as for any bot online: by the
+        server's login recheck (``ArenaConfig.login_recheck_s``), which closes the login."""
         self._remember(arrival.bot, arrival.bot_id, arrival.ratings)
         now = time.monotonic()
         if len(self._arrivals) >= MAX_ARRIVALS:  # bots that never came
             self._arrivals = {k: v for k, v in self._arrivals.items() if v[1] >= now}
         if len(self._arrivals) < MAX_ARRIVALS:
             self._arrivals[arrival.bot] = (arrival, now + ARRIVAL_TTL_S)
+
+    def expect_return(self, bot: str) -> None:
+        """``bot``, logged in here, leaves for a match on another node and comes back to seek
+        after it: its next login here is checked as after ``expect_login``, against its last
+        login here."""
+        login, bot_id = self._logins.get(bot), self._bot_ids.get(bot)
+        if login is not None and bot_id is not None:
+            self.expect_login(Arrival(bot, bot_id, login[0], login[1], {}))
 
     def _remember(self, bot: str, bot_id: int, ratings: dict[str, float]) -> None:
         """Cache a bot's id and ratings as just read from the database."""

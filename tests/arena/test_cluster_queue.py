@@ -387,12 +387,12 @@ async def test_an_expected_login_counts_once_and_only_for_a_while(
         await store.close()
 
 
-def statements_of(nodes: tuple[Node, ...]) -> list[str]:
-    """The statements ``nodes`` send from now on, each cut at its first parenthesis."""
+def statements_of(*stores: Store) -> list[str]:
+    """The statements ``stores`` send from now on, each cut at its first parenthesis."""
     sent: list[str] = []
-    for node in nodes:
+    for store in stores:
         event.listen(
-            node.store.engine.sync_engine,
+            store.engine.sync_engine,
             "before_cursor_execute",
             lambda *args: sent.append(args[2].split("(")[0]),
         )
@@ -412,7 +412,7 @@ async def test_a_pass_takes_a_pair_the_queue_showed_during_its_window_in_one_rou
     await leftover(a, "x")
     b.lobby.seek("y", "connect4", TC, 1500.0)
     b.lobby.seek("z", "uttt", TC, 1500.0)
-    sent = statements_of(nodes)
+    sent = statements_of(a.store, b.store)
     await read_ahead(b)  # the window opens: the queue is read meanwhile
     batches = [batch async for batch in b.queue.batches()]
     # The pair with x is taken before y's seek ever had a row; then z is synced.
@@ -445,7 +445,51 @@ async def test_a_read_of_the_queue_from_long_ago_is_not_used(nodes: tuple[Node, 
     await read_ahead(b)
     b.queue._snapshot_at -= seek_queue.SNAPSHOT_MAX_AGE_S  # its pass did not run then
     b.lobby.seek("y", "connect4", TC, 1500.0)
-    sent = statements_of(nodes)
+    sent = statements_of(a.store, b.store)
     [pairing] = await b.queue.pair()
     assert set(pairing.players) == {"x", "y"}
     assert sent == ["SELECT * FROM seek_queue_sync", "SELECT * FROM seek_queue_take"]
+
+
+class _Link:
+    """A bot's connection as a node's redirect uses it."""
+
+    def __init__(self) -> None:
+        self.sent: list[object] = []
+        self.closed = False
+
+    def send(self, message: object) -> None:
+        self.sent.append(message)
+
+    def close(self, code: int, reason: str) -> None:
+        self.closed = True
+
+
+async def test_a_bot_redirected_away_logs_in_again_without_a_read_when_it_comes_back(
+    db: str,
+) -> None:
+    store = await Store.open(db)
+    await store.claim_node(None, allow_multi_node=True)
+    link = _Link()
+    node = ClusterNode(
+        store,
+        Lobby(has_capacity=lambda bot: True, rng=random.Random(4)),
+        _Registry(),  # type: ignore[arg-type]
+        link_of=lambda bot: link,  # type: ignore[arg-type, return-value]
+        has_capacity=lambda bot: True,
+        spawn=lambda coro, name: asyncio.get_running_loop().create_task(coro),
+        rng=random.Random(4),
+    )
+    try:
+        token = await store.add_bot("alpha")
+        assert await store.authenticate("alpha", token) is not None
+        message: dict[str, object] = {"kind": "redirect", "bot": "alpha", "match": "m1"}
+        message.update(url="ws://b", node="b")
+        node._heard(message)
+        assert link.closed and [type(m).__name__ for m in link.sent] == ["Redirect"]
+        sent = statements_of(store)
+        # Back from its match on b, alpha logs in here without a read; once.
+        assert await store.authenticate("alpha", token) is not None and sent == []
+        assert await store.authenticate("alpha", token) is not None and sent != []
+    finally:
+        await store.close()
