@@ -22,6 +22,7 @@ from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixtur
 from arena.cluster import seek_queue
 from arena.cluster.channel import channel_of, notice
 from arena.cluster.node import ClusterNode
+from arena.cluster.placement import Directory
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.play.lobby import Lobby, Pairing
 from arena.store import Store
@@ -493,3 +494,24 @@ async def test_a_bot_redirected_away_logs_in_again_without_a_read_when_it_comes_
         assert await store.authenticate("alpha", token) is not None and sent != []
     finally:
         await store.close()
+
+
+async def test_where_a_bot_plays_is_one_statement_that_commits_alone(
+    nodes: tuple[Node, Node],
+) -> None:
+    a, b = nodes
+    await a.store.add_bot("alpha")
+    await a.store.add_bot("beta")
+    b_directory = Directory(b.store.engine, b.queue.node_id)
+    sent: list[bool] = []  # per statement: sent outside a transaction (no BEGIN, no COMMIT)
+    event.listen(
+        b.store.engine.sync_engine,
+        "before_cursor_execute",
+        lambda conn, *args: sent.append(conn.connection.dbapi_connection.autocommit),
+    )
+    assert await b_directory.hosted_elsewhere("alpha") is None  # a bot's hello waits for this
+    match_id = await a.store.create_match("connect4", ("alpha", "beta"), 1000, 0)
+    hosted = await b_directory.hosted_elsewhere("alpha")
+    assert hosted is not None and (hosted.match_id, hosted.gone) == (match_id, False)
+    assert hosted.node_id == a.queue.node_id
+    assert sent == [True, True]  # the database's clock is read with the match
