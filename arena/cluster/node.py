@@ -94,6 +94,7 @@ class ClusterNode:
             rng=rng,
             notice=self._redirect_notice,
             on_started=self._started,
+            arriving=store.expect_login,
         )
         dsn = store.engine.url.set(drivername="postgresql")
         self.channel = NodeChannel(dsn.render_as_string(hide_password=False), node_id, self._heard)
@@ -202,6 +203,7 @@ class ClusterNode:
             self._spawn(self._send(host, refusal), f"refuse-{match_id}")
             return
         self.redirects_sent += 1
+        self._store.expect_return(bot)  # after its match it comes back here to seek
         conn.send(Redirect(url=url, match_id=match_id, reason=f"match {match_id} is on {host}"))
         conn.close(CloseCode.REDIRECTED, "redirected to another node")
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from arena.store import nodes
 from arena.store.models import Bot, Match, Node
+from arena.store.queries import utc
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +40,10 @@ class Directory:
     """Looks up and records placements in the shared database (see the module docstring)."""
 
     def __init__(self, engine: AsyncEngine, node_id: str) -> None:
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # One statement each, committed on its own: a lookup is one round trip (a bot's
+        # hello waits for it).
+        autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._sessions = async_sessionmaker(autocommit, expire_on_commit=False)
         self.node_id = node_id
         self._me = nodes.identity()
 
@@ -52,10 +56,10 @@ class Directory:
 
     async def hosted_elsewhere(self, bot: str) -> Hosted | None:
         """A live match of ``bot`` that another node hosts (the oldest), if there is one."""
-        async with self._sessions() as session, session.begin():
+        async with self._sessions() as session:
             found = (
                 await session.execute(
-                    select(Match.id, Node)
+                    select(Match.id, Node, func.clock_timestamp())
                     .join(Node, Node.id == Match.node_id)
                     .join(Bot, Bot.name == bot)
                     .where(
@@ -67,8 +71,8 @@ class Directory:
                     .limit(1)
                 )
             ).first()
-            if found is None:
-                return None
-            match_id, node = found
-            gone = nodes.is_gone(node, self._me, await nodes.db_now(session))
+        if found is None:
+            return None
+        match_id, node, now = found
+        gone = nodes.is_gone(node, self._me, utc(now))  # by the database's clock
         return Hosted(match_id, node.id, node.public_url, gone)

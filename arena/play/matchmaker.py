@@ -9,8 +9,12 @@ per outage why (``store_unavailable``), and the server calls ``schedule``
 again when the store recovers.
 
 With a ``SeekQueue`` (several nodes sharing a database, ``arena.cluster``) a
-pass pairs through it instead of the lobby alone, and the queue hears of
-each match it paired once the match has started.
+pass pairs through it instead of the lobby alone: the queue hears shortly
+before the window ends (it reads the shared queue meanwhile), hands the pass its
+pairings in batches, each started before the next is sought (a pass
+through the database takes round trips; a match whose player travels from
+another node should not wait for them), and hears of each match it paired
+once the match has started.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Protocol
 
 from arena.errors import StoreDegradedError
@@ -30,12 +34,19 @@ from protocol.messages import Error, ErrorCode, ServerMessage
 
 log = logging.getLogger(__name__)
 
+READ_AHEAD_S = 0.005
+"""How long before a pairing window ends a ``SeekQueue`` is asked to read ahead."""
+
 
 class SeekQueue(Protocol):
     """Where a pass pairs from instead of the lobby (``arena.cluster.SharedSeekQueue``)."""
 
-    async def pair(self) -> list[Pairing]:
-        """One pairing pass: the pairings to start here."""
+    def prefetch(self) -> None:
+        """A pass runs in ``READ_AHEAD_S``."""
+        ...
+
+    def batches(self) -> AsyncGenerator[list[Pairing], None]:
+        """One pairing pass: the pairings to start here, in batches."""
         ...
 
     def started(self, pairing: Pairing, match: Match) -> None:
@@ -82,7 +93,15 @@ class Matchmaker:
 
     async def _pass_after_window(self) -> None:
         try:
-            await asyncio.sleep(self._window_s)
+            if self._queue is None:
+                await asyncio.sleep(self._window_s)
+            else:
+                # The queue reads ahead shortly before the window ends: late enough to see
+                # the other nodes' seeks that arrived during the window, in time for the pass.
+                ends = asyncio.get_running_loop().time() + self._window_s
+                await asyncio.sleep(max(0.0, self._window_s - READ_AHEAD_S))
+                self._queue.prefetch()
+                await asyncio.sleep(max(0.0, ends - asyncio.get_running_loop().time()))
         finally:
             self._pending = False
         if self._stopped:
@@ -92,10 +111,19 @@ class Matchmaker:
             self._hold(problem)
             return
         self._told.clear()
-        pairings = self._lobby.pair() if self._queue is None else await self._queue.pair()
+        if self._queue is None:
+            await self._start(self._lobby.pair())
+            return
+        async with contextlib.aclosing(self._queue.batches()) as batches:
+            async for pairings in batches:
+                if not await self._start(pairings):
+                    return
+
+    async def _start(self, pairings: Sequence[Pairing]) -> bool:
+        """Start the matches of ``pairings``; False once the matchmaker stopped."""
         for pairing in pairings:
             if self._stopped:
-                return
+                return False
             try:
                 match = await self._registry.start(pairing)
                 if self._queue is not None:
@@ -109,6 +137,7 @@ class Matchmaker:
             # A pass can start a hundred matches: let the moves that arrive meanwhile
             # in between, instead of holding them all for one long turn of the loop.
             await asyncio.sleep(0)
+        return True
 
     async def _requeue(self, pairing: Pairing) -> None:
         for bot in pairing.players:

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -34,7 +35,7 @@ from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_bat
 from arena.store.lease import Lease
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Batch, CommitStats, Finish, MoveBuffer
 from arena.store.opening import mask_url
-from arena.store.records import RatingChange
+from arena.store.records import Arrival, RatingChange
 from arena.store.writer_process import WriterProcess
 
 CLOSE_TIMEOUT_S = 5.0
@@ -85,6 +86,10 @@ class StoreCore:
         # Caches for the server's hot path, never for a decision the database must make.
         self._bot_ids: dict[str, int] = {}
         self._ratings: dict[tuple[str, str], float | None] = {}
+        self._arrivals: dict[str, tuple[Arrival, float]] = {}
+        """Bots expected to log in here: what is known of them, until when it may be used."""
+        self._logins: dict[str, tuple[str, datetime]] = {}
+        """Each bot's token hash and creation time as of its last login here."""
         self._closed = False
 
     async def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:

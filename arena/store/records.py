@@ -16,6 +16,20 @@ class BotRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Arrival:
+    """A bot another node is sending to this one (``arena.cluster``), as the pairing pass
+    that paired it read it: enough to start its match and check its ``hello`` here without
+    reading the database again (``Store.expect_login``)."""
+
+    bot: str
+    bot_id: int
+    token_hash: str
+    created_at: datetime
+    ratings: dict[str, float]
+    """Its rating per game it has one in."""
+
+
+@dataclass(frozen=True, slots=True)
 class RatingChange:
     """One bot's rating before and after one rated match."""
 

@@ -73,6 +73,7 @@ from arena.store.opening import mask_url, open_database
 from arena.store.queries import BotResult, PairCell
 from arena.store.rating_updates import rebuild
 from arena.store.records import (
+    Arrival,
     BotRecord,
     LeaderboardRow,
     MatchRecord,
@@ -87,6 +88,12 @@ from protocol.games import GAMES, Fault, Termination
 
 ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
+
+ARRIVAL_TTL_S = 60.0
+"""How long an expected login (``expect_login``) may be checked without a read."""
+
+MAX_ARRIVALS = 10_000
+"""Expected logins kept at most (a bound: a bot sent here may never come)."""
 
 _RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
 log = logging.getLogger(__name__)
@@ -170,7 +177,17 @@ class Store(AccountStore, AnalysisStore):
 
         A bot that logs in also has its ratings read into the cache, in the
         same transaction, so its seeks and match starts need no database read.
+        A bot expected here (``expect_login``, ``expect_return``) is checked
+        against what was read for it then, once.
         """
+        expected, until = self._arrivals.pop(name, (None, 0.0))
+        if (
+            expected is not None
+            and time.monotonic() <= until
+            and hmac.compare_digest(expected.token_hash, hash_token(token))
+        ):
+            self._logins[name] = (expected.token_hash, expected.created_at)
+            return BotRecord(name, queries.utc(expected.created_at), active=True)
         async with self._read() as session:
             bot = await session.scalar(select(Bot).where(Bot.name == name))
             # Compare even for unknown names so timing says as little as possible.
@@ -182,11 +199,37 @@ class Store(AccountStore, AnalysisStore):
                 select(Rating.game, Rating.rating).where(Rating.bot_id == bot.id)
             )
             ratings: dict[str, float] = {game: rating for game, rating in rated}
-        self._bot_ids[bot.name] = bot.id
+        self._remember(bot.name, bot.id, ratings)
+        self._logins[bot.name] = (bot.token_hash, bot.created_at)
+        return queries.bot_record(bot)
+
+    def expect_login(self, arrival: Arrival) -> None:
+        """``arrival``'s bot is on its way here from another node: its id and ratings are
+        cached now (its match starts without a read), and its next login here, within
+        ``ARRIVAL_TTL_S``, is checked against the token hash read with them instead of
+        the database. A token reset meanwhile is caught as for any bot online: by the
+        server's login recheck (``ArenaConfig.login_recheck_s``), which closes the login."""
+        self._remember(arrival.bot, arrival.bot_id, arrival.ratings)
+        now = time.monotonic()
+        if len(self._arrivals) >= MAX_ARRIVALS:  # bots that never came
+            self._arrivals = {k: v for k, v in self._arrivals.items() if v[1] >= now}
+        if len(self._arrivals) < MAX_ARRIVALS:
+            self._arrivals[arrival.bot] = (arrival, now + ARRIVAL_TTL_S)
+
+    def expect_return(self, bot: str) -> None:
+        """``bot``, logged in here, leaves for a match on another node and comes back to seek
+        after it: its next login here is checked as after ``expect_login``, against its last
+        login here."""
+        login, bot_id = self._logins.get(bot), self._bot_ids.get(bot)
+        if login is not None and bot_id is not None:
+            self.expect_login(Arrival(bot, bot_id, login[0], login[1], {}))
+
+    def _remember(self, bot: str, bot_id: int, ratings: dict[str, float]) -> None:
+        """Cache a bot's id and ratings as just read from the database."""
+        self._bot_ids[bot] = bot_id
         for game in GAMES:
             # setdefault: a match this store finished since the read began is newer.
-            self._ratings.setdefault((bot.name, game), ratings.get(game))
-        return queries.bot_record(bot)
+            self._ratings.setdefault((bot, game), ratings.get(game))
 
     # Matches ---------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from arena.store import Store
 from arena.store.engine import (
@@ -24,7 +25,7 @@ from arena.store.engine import (
 from arena.store.models import Base
 from protocol.games import Termination
 
-HEAD = "0006"
+HEAD = "0007"
 TABLES = {"bots", "matches", "moves", "ratings", "rating_history", "move_analysis"}
 
 
@@ -37,7 +38,7 @@ def test_one_linear_history_shipped_with_the_package() -> None:
     assert (MIGRATIONS_DIR / "script.py.mako").is_file()
     script = ScriptDirectory.from_config(alembic_config())
     assert script.get_heads() == [HEAD]
-    revisions = ["0006", "0005", "0004", "0003", "0002", "0001"]
+    revisions = ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     assert [r.revision for r in script.walk_revisions()] == revisions
 
 
@@ -62,18 +63,23 @@ async def test_upgrade_from_empty_matches_the_models(tmp_path: Path) -> None:
         await engine.dispose()
 
 
-async def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
-    engine = make_engine(sqlite_url(tmp_path))
+async def downgrade(engine: AsyncEngine, revision: str) -> None:
+    """Downgrade the database behind ``engine`` to ``revision`` in one transaction."""
 
-    def downgrade(sync: Connection) -> None:
+    def run(sync: Connection) -> None:
         config = alembic_config()
         config.attributes["connection"] = sync
-        command.downgrade(config, "base")
+        command.downgrade(config, revision)
 
+    async with engine.begin() as connection:
+        await connection.run_sync(run)
+
+
+async def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
+    engine = make_engine(sqlite_url(tmp_path))
     try:
         await migrate(engine)
-        async with engine.begin() as connection:
-            await connection.run_sync(downgrade)
+        await downgrade(engine, "base")
         async with engine.connect() as connection:
             names = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
         assert not names & TABLES

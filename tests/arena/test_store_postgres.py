@@ -18,11 +18,13 @@ import asyncpg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from test_migrations import downgrade
 
 from arena.errors import MatchAlreadyFinishedError
 from arena.store import Store
-from arena.store.engine import current_revision
+from arena.store.engine import current_revision, make_engine, migrate
 from arena.store.models import Base
 from protocol.games import Termination
 
@@ -85,7 +87,7 @@ async def two_nodes(fresh_pg: str) -> AsyncIterator[tuple[Store, Store]]:
 async def test_migrated_schema_matches_the_models(fresh_pg: str) -> None:
     store = await Store.open(fresh_pg)
     try:
-        assert await current_revision(store.engine) == "0006"
+        assert await current_revision(store.engine) == "0007"
         async with store.engine.connect() as connection:
             diff = await connection.run_sync(
                 lambda sync: compare_metadata(
@@ -95,6 +97,22 @@ async def test_migrated_schema_matches_the_models(fresh_pg: str) -> None:
         assert diff == []
     finally:
         await store.close()
+
+
+async def test_the_seek_queue_functions_go_down_and_up_with_their_migration(fresh_pg: str) -> None:
+    functions = "SELECT count(*) FROM pg_proc WHERE proname LIKE 'seek_queue_%'"
+    engine = make_engine(fresh_pg)
+    try:
+        await migrate(engine)
+        async with engine.connect() as connection:
+            assert await connection.scalar(text(functions)) == 2
+        await downgrade(engine, "0006")
+        async with engine.connect() as connection:
+            assert await connection.scalar(text(functions)) == 0
+        await migrate(engine)
+        assert await current_revision(engine) == "0007"
+    finally:
+        await engine.dispose()
 
 
 async def test_postgres_writes_inline_even_when_a_writer_process_is_asked_for(
@@ -110,7 +128,7 @@ async def test_postgres_writes_inline_even_when_a_writer_process_is_asked_for(
 async def test_two_processes_migrating_at_once(fresh_pg: str) -> None:
     stores = await asyncio.gather(*(Store.open(fresh_pg) for _ in range(3)))
     try:
-        assert [await current_revision(s.engine) for s in stores] == ["0006"] * 3
+        assert [await current_revision(s.engine) for s in stores] == ["0007"] * 3
     finally:
         for store in stores:
             await store.close()
