@@ -20,7 +20,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from test_migrations import downgrade
+from tests.arena.test_migrations import downgrade
 
 from arena.errors import MatchAlreadyFinishedError
 from arena.store import Store
