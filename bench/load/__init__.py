@@ -7,7 +7,8 @@ redirects followed. Then the database must hold each move the bots saw confirmed
 Reported: moves/s, server-added latency, CPU per move, pairing delays (bots on one node /
 two), the DB check and the target (500 matches, 5,000 moves/s, p99 <= 10 ms, all stored).
 ``--soak MINUTES`` samples RSS and pauses every 10,000 finished matches (target: <= 5 MiB
-growth from 100,000 to 200,000, no pause over 20 ms). Linux only.
+growth from 100,000 to 200,000, no GC pause or own loop lag, the lag less the time spent
+waiting for a CPU, over 20 ms). Linux only.
 
     python -m bench.load --think-ms 80 --pairing-window 0.05 --repeat 3  # the target
     python -m bench.load --nodes 1,2 --db postgresql+asyncpg://postgres@127.0.0.1/test
