@@ -239,14 +239,7 @@ async def test_a_pass_through_the_table_is_two_statements_each_committed_alone(
     nodes: tuple[Node, Node],
 ) -> None:
     a, b = nodes
-    statements: list[tuple[str, bool]] = []
-
-    def executed(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        # The driver's autocommit: no BEGIN before the statement, no COMMIT after it.
-        statements.append((statement.split("(")[0], conn.connection.dbapi_connection.autocommit))
-
-    for node in nodes:
-        event.listen(node.store.engine.sync_engine, "before_cursor_execute", executed)
+    statements = autocommits_of(a.store, b.store)
     a.lobby.seek("x", "connect4", TC, 1500.0)
     assert await a.queue.pair() == []
     b.lobby.seek("y", "connect4", TC, 1500.0)
@@ -400,6 +393,19 @@ def statements_of(*stores: Store) -> list[str]:
     return sent
 
 
+def autocommits_of(*stores: Store) -> list[tuple[str, bool]]:
+    """The statements ``stores`` send from now on (cut at the first parenthesis), each with
+    whether the driver sent it in autocommit: no BEGIN before it, no COMMIT after it."""
+    sent: list[tuple[str, bool]] = []
+
+    def executed(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        sent.append((statement.split("(")[0], conn.connection.dbapi_connection.autocommit))
+
+    for store in stores:
+        event.listen(store.engine.sync_engine, "before_cursor_execute", executed)
+    return sent
+
+
 async def read_ahead(node: Node) -> None:
     """A pairing window opens on ``node``: its queue reads the table meanwhile."""
     node.queue.prefetch()
@@ -503,15 +509,11 @@ async def test_where_a_bot_plays_is_one_statement_that_commits_alone(
     await a.store.add_bot("alpha")
     await a.store.add_bot("beta")
     b_directory = Directory(b.store.engine, b.queue.node_id)
-    sent: list[bool] = []  # per statement: sent outside a transaction (no BEGIN, no COMMIT)
-    event.listen(
-        b.store.engine.sync_engine,
-        "before_cursor_execute",
-        lambda conn, *args: sent.append(conn.connection.dbapi_connection.autocommit),
-    )
+    statements = autocommits_of(b.store)
     assert await b_directory.hosted_elsewhere("alpha") is None  # a bot's hello waits for this
     match_id = await a.store.create_match("connect4", ("alpha", "beta"), 1000, 0)
     hosted = await b_directory.hosted_elsewhere("alpha")
     assert hosted is not None and (hosted.match_id, hosted.gone) == (match_id, False)
     assert hosted.node_id == a.queue.node_id
-    assert sent == [True, True]  # the database's clock is read with the match
+    # Each sent outside a transaction; the database's clock is read with the match.
+    assert [alone for _, alone in statements] == [True, True]
