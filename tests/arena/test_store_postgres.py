@@ -20,13 +20,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from tests.arena.test_migrations import downgrade
 
 from arena.errors import MatchAlreadyFinishedError
 from arena.store import Store
 from arena.store.engine import current_revision, make_engine, migrate
 from arena.store.models import Base
 from protocol.games import Termination
+from tests.arena.test_migrations import downgrade
 
 ADMIN_DSN = os.environ.get("ARENA_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
