@@ -10,7 +10,9 @@
 #   - Debian packages, with apt-get (as root, or through passwordless sudo):
 #     mosquitto (the MQTT tests start their own brokers), chromium (the viewer
 #     tests drive it headless), nodejs and npm (the JavaScript example bot),
-#     openssl (TLS certificates for the security tests), python3-venv;
+#     openssl (TLS certificates for the security tests), python3-venv,
+#     docker-compose where the `docker compose` plugin is missing (it checks
+#     docker-compose.yml offline; no Docker engine is needed);
 #   - the virtual environment .venv with the project and its test extras (pip);
 #   - the JavaScript example's ws package (npm ci in examples/js-bot).
 # Without the right to install, it says what is missing and goes on: the tests
@@ -33,6 +35,8 @@ for package in mosquitto chromium nodejs npm openssl; do
     command -v "$command" >/dev/null 2>&1 || [ -x "/usr/sbin/$command" ] || missing+=("$package")
 done
 python3 -c "import ensurepip" >/dev/null 2>&1 || missing+=(python3-venv)
+docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1 ||
+    missing+=(docker-compose)
 
 apt=()
 if [ "$(id -u)" -eq 0 ]; then
