@@ -15,7 +15,6 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from subprocess import PIPE
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -52,9 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if min(args.nodes) < 1 or (max(args.nodes) > 1 and "postgresql" not in (args.db or "")):
         parser.error("--nodes above 1 needs --db postgresql+asyncpg://...")
     scalars = {k: getattr(args, k) for k in ("seconds", "warmup", "pairing_window_s", "seed", "db")}
-    base = Config(**scalars)
     if soak := args.soak is not None:
-        base = replace(base, seconds=60 * args.soak, soak_every=10_000)
+        scalars.update(seconds=60 * args.soak, soak_every=10_000)
+    base = Config(**scalars)
     fields = ("nodes", "matches", "think_ms", "think_jitter", "db_writer")
     lists = (args.nodes, args.matches or [200 if soak else 500], args.think_ms, args.think_jitter)
     runs = []
@@ -88,7 +87,7 @@ def run_once(config: Config) -> Run:
             servers = []
             for k in range(config.nodes):
                 log = stack.enter_context(Path(tmp, f"server{k}.log").open("wb+"))
-                procs.append(server := subprocess.Popen(serve, stdout=PIPE, stderr=log))
+                procs.append(server := subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log))
                 stack.enter_context(server)  # at the end SIGTERM (it commits, then exits), wait
                 stack.callback(server.terminate)
                 assert server.stdout is not None  # its first line: listening on ws://HOST:PORT

@@ -32,8 +32,7 @@ class Server:
     pid: int
 
     def sample(self) -> tuple[float, dict[str, Any]]:
-        """Its resident memory (``VmRSS``) in MiB, and ``GET /healthz`` (blocking; empty when
-        it does not answer within 5 s)."""
+        """Its RSS in MiB, and ``GET /healthz`` (blocking; empty without an answer in 5 s)."""
         status, url = Path(f"/proc/{self.pid}/status").read_text(), f"http://{self.address}/healthz"
         rss = int(status.split("VmRSS:")[1].split()[0]) / 1024
         with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as r:
@@ -58,7 +57,6 @@ class _Bot:
 
     def __init__(self, crowd: _Crowd, name: str, token: str, home: str, seed: int) -> None:
         self.crowd, self.name, self.run, self.home = crowd, name, crowd.run, home
-        self.wire: Wire  # set by connect(), before anything else happens
         self.rng, self.think_rng = random.Random(seed), random.Random(-1 - seed)
         self.seat, self.seeking, self.moved_seen, self.pending_ply = -1, False, 0, -1
         self.sent_at, self.sent_ns, self.move_prefix = 0.0, 0, ""
@@ -133,7 +131,6 @@ class _Crowd:
     def __init__(self, config: Config, servers: Sequence[Server]) -> None:
         self.config, self.servers, self.run = config, servers, Run(config)
         self.server, self.think_s = servers[0], config.think_ms / 1e3  # the soak samples servers[0]
-        self.loop: asyncio.AbstractEventLoop  # set by play()
         self.window, self.stopping, self.in_match = (float("inf"),) * 2, False, 0
         self.gate = asyncio.Semaphore(50)
         self.halves: dict[str, tuple[float, bool]] = {}  # match -> its first start's seek, moved
@@ -174,14 +171,12 @@ class _Crowd:
                 run.soak.append((done, (time.perf_counter() - t0) / 60, rss, health))
                 print(f"  {done:,} matches finished: server RSS {rss:.1f} MiB", flush=True)
             await asyncio.sleep(0.1)
-        closed = self.cpu()
-        run.cpu = tuple((b - a) / config.seconds for a, b in zip(opened, closed, strict=True))
+        run.cpu = tuple((b - a) / config.seconds for a, b in zip(opened, self.cpu(), strict=True))
         run.live, self.stopping = sum(live) / len(live), True
         for bot in (bot for bot in players if bot.seeking):
             bot.wire.send('{"type":"cancel_seek"}')
         # A seek paired before its cancel still starts a match: wait a window, then the matches.
-        now = time.perf_counter()
-        quiet_at, deadline = now + config.pairing_window_s + 0.5, now + DRAIN_S
+        quiet_at, deadline = (t := time.perf_counter()) + config.pairing_window_s + 0.5, t + DRAIN_S
         while time.perf_counter() < deadline and (self.in_match or time.perf_counter() < quiet_at):
             await asyncio.sleep(0.05)
         lost = sum(bot.wire.lost.done() for bot in players)

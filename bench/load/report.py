@@ -136,11 +136,9 @@ def legend(runs: Sequence[Run]) -> str:
 
 
 def soak_report(marks: Sequence[Mark]) -> str:
-    """The server's memory and pauses per milestone of finished matches; the soak verdict.
-
-    A pause is the server's own: a collector pause, or the loop's own lag (its lag less
-    the time it waited for a CPU, ``arena.runtime.LoopLag``). The whole lag is shown
-    beside it: on a machine shared with the bots the difference is theirs."""
+    """The server's memory and pauses per milestone of finished matches; the soak verdict. A
+    pause is the server's own: the collector's, or the loop's lag less its wait for a CPU
+    (``arena.runtime.LoopLag``); the whole lag beside it shows the machine's share."""
     lines = ["finished  minutes  RSS MiB   +MiB  gc max ms  lag max ms  last minute  own, minute"]
     pauses, lags = [NAN], [NAN]
     for i, (done, minutes, rss, health) in enumerate(marks):
@@ -153,8 +151,7 @@ def soak_report(marks: Sequence[Mark]) -> str:
         lines.append(_SOAK_ROW.format(done, minutes, rss, grew, pauses[-2], lags[-1], *minute))
     rss_at = {done: rss for done, _, rss, _ in marks}
     growth = rss_at[SOAK_TO] - rss_at[SOAK_FROM] if {SOAK_FROM, SOAK_TO} <= rss_at.keys() else NAN
-    worst = max((p for p in pauses if not math.isnan(p)), default=NAN)  # of every sample
-    worst_lag = max((p for p in lags if not math.isnan(p)), default=NAN)
+    worst, worst_lag = (max(filter(math.isfinite, v), default=NAN) for v in (pauses, lags))
     met = growth <= SOAK_GROWTH_MIB and worst <= SOAK_PAUSE_MS  # False with a NaN
     lines.append(
         f"soak target: growth from {SOAK_FROM:,} to {SOAK_TO:,} finished matches <="
