@@ -22,18 +22,23 @@ Each move, within ``time_ms`` (and ``max_nodes`` solver nodes, if given):
    outcome another move may still reach (not winning while another may
    win, losing while another may draw).
 
-With ``workers=2`` (the default on machines with two or more cores) both
-warm processes solve, on one transposition table in shared memory: the
-first for the whole ``time_ms``, the second (its uncapped round rotated by
-one move) for ``SECOND_SHARE`` of it before it runs the MCTS fallback for
-the rest. The first to prove its move raises a shared flag that stops the
-other at once. Sharing the table makes the two solves help each other (a
-fixed budget of 900k nodes per process proves 263-269 bench moves, against
-255 for one process and 262 for two with separate tables). With one
+The workers solve only where a proof can fit (``worker_roles``): with
+fewer than ``SEARCH_ONLY_BELOW`` stones every worker runs the fallback
+search for the whole move, after only the free settling of step 1. With
+``workers=2`` (the default on machines with two or more cores) the first
+warm process then solves for the whole ``time_ms``; the second searches
+for the whole move below ``SECOND_SOLVES_FROM`` stones, and from there on
+solves too, on one transposition table in shared memory (its uncapped
+round rotated by one move), for ``SECOND_SHARE`` of the move before it
+runs the MCTS fallback for the rest. The first to prove its move raises a
+shared flag that stops the other at once. Sharing the table makes the
+two solves help each other (a fixed budget of 900k nodes per process
+proves 263-269 bench moves, against 255 for one process and 262 for two
+with separate tables). With one
 worker (or ``workers=0``, in process) solve and search run one after the
 other, the MCTS getting what is left once the solver has used its
-``solve_share`` of the move (0.6 by default). The table stays warm between
-moves.
+``solve_share`` of the move (0.6 by default), from ``SEARCH_ONLY_BELOW``
+stones on. The table stays warm between moves.
 """
 
 from __future__ import annotations
@@ -78,6 +83,14 @@ _UNKNOWN = (-100, 100)
 SECOND_SHARE = 0.85
 """With two workers: share of the move the second worker solves (on the shared table, its
 uncapped round starting one move later) before it runs the MCTS fallback."""
+SEARCH_ONLY_BELOW = 7
+"""With fewer stones than this a proof rarely fits in a move of 100 ms (in positions from
+``mcts-heavy`` self-play with 5 to 6 stones, one solver proves 3 in 60 within 90 ms): every
+worker runs the MCTS fallback for the whole move."""
+SECOND_SOLVES_FROM = 8
+"""With two workers, the second solves only from this many stones on (with 7, one solver
+proves no self-play position within 90 ms and 8 in 30 within 250 ms); below, it runs the
+MCTS fallback for the whole move."""
 QUICK_CAP = 16384
 """Node cap of the first round of ``_Root.race`` (every move asked once, cheaply)."""
 
@@ -302,15 +315,19 @@ def solver_task(
     ``"both"`` solves for ``solve_share`` of the time, then searches for the
     rest (if any) when the solve failed; ``"second"`` (the other of two
     workers) solves for ``SECOND_SHARE`` of the time with its uncapped round
-    rotated by one move, then searches for the rest; ``"mcts"`` only searches.
+    rotated by one move, then searches for the rest; ``"mcts"`` only settles
+    the moves that need no search node (step 1's immediate win, lone move
+    not handing over a win, or all moves lost) and searches otherwise.
     A successful solve raises the shared flag, which stops the other
     worker's solve and search.
     """
     start = time.perf_counter()
-    solved = None
     stats = None
     share = SECOND_SHARE if role == "second" else solve_share
-    if role in ("both", "second"):
+    if role == "mcts":
+        solved = solve_root(state, start + time_s, 0)
+        done = solved.move is not None
+    else:
         rotate = 1 if role == "second" else 0
         if _memory is not None:
             default_solver().use_work(rotate)
@@ -320,7 +337,7 @@ def solver_task(
             if _memory is not None:
                 # Stop the other worker's search now, not at its deadline.
                 _memory[default_solver().work_offset(0) + STOP :: WORK_SIZE] = 1
-    done = solved is not None and (solved.move is not None or share >= 1)
+        done = solved.move is not None or share >= 1
     if not done and not (_solved_flag is not None and _solved_flag[0] != 0):
         flag = _solved_flag if role != "both" or solve_share >= 1 else None
         left = max(time_s - (time.perf_counter() - start), 0.001)
@@ -379,6 +396,23 @@ def warm_up_task(flag: Any = None, memory: Any = None) -> float:
     kernels.warm_up("connect4", heavy=True)
     kernels.process_tree(DEFAULT_MAX_NODES)
     return time.perf_counter() - start
+
+
+def worker_roles(stones: int, workers: int) -> list[str]:
+    """Each worker's role in ``solver_task`` for a position with ``stones`` stones.
+
+    A proof that does not fit in the move is worth nothing, while the search
+    time it takes weakens the fallback: early in a game every worker searches
+    (fewer than ``SEARCH_ONLY_BELOW`` stones), then one worker solves while the
+    other searches, and from ``SECOND_SOLVES_FROM`` stones on, where proofs of
+    about one to two moves' worth of a solver's nodes are common, both solve.
+    """
+    count = max(workers, 1)
+    if stones < SEARCH_ONLY_BELOW:
+        return ["mcts"] * count
+    if count == 1:
+        return ["both"]
+    return ["both", "second" if stones >= SECOND_SOLVES_FROM else "mcts"]
 
 
 def decide(
@@ -477,11 +511,12 @@ class SolverStrategy(PooledStrategy):
         if self.workers == 2:
             for role in range(2):
                 self._memory[(1 << DEFAULT_TABLE_BITS) + role * WORK_SIZE + STOP] = 0
-        seed = self._seeds.getrandbits(63)
         # The strategy's own limit, cut to what the match's clock leaves (bots.budget).
         time_s = budget.cap_s(None if self.time_ms is None else self.time_ms / 1000.0)
-        roles = ["both", "second"] if self.workers == 2 else ["both"]
-        return [(role, state, time_s, seed, self.solve_share, self.max_nodes) for role in roles]
+        return [
+            (role, state, time_s, self._seeds.getrandbits(63), self.solve_share, self.max_nodes)
+            for role in worker_roles(state.ply, self.workers)
+        ]
 
     def _finish(
         self,

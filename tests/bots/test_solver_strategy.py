@@ -9,9 +9,20 @@ import time
 import pytest
 
 from bots import StrategyOptionError, make_strategy, make_strategy_from_spec
+from bots.budget import Budget
 from bots.mcts import RootStats
 from bots.solver import Solver, analyse, forced_score, search_order
-from bots.solver_strategy import QUICK_CAP, RootSolve, decide, merge_solves, solve_root
+from bots.solver_strategy import (
+    QUICK_CAP,
+    SEARCH_ONLY_BELOW,
+    SECOND_SOLVES_FROM,
+    RootSolve,
+    decide,
+    merge_solves,
+    solve_root,
+    solver_task,
+    worker_roles,
+)
 from protocol.games import Connect4State
 
 
@@ -169,12 +180,36 @@ def test_a_second_worker_solves_with_the_uncapped_round_rotated() -> None:
 
 
 def test_two_solving_workers_answer_in_time_after_a_proof() -> None:
-    solved, hard = Connect4State.from_notation("4455"), Connect4State.from_notation("44")
+    # 8 stones, both workers solve; no proof within 50 ms (millions of nodes).
+    solved, hard = Connect4State.from_notation("4455"), Connect4State.from_notation("52112522")
+    early = Connect4State.from_notation("44")
     with make_strategy_from_spec("solver:time_ms=50,workers=2,seed=1", "connect4") as pooled:
-        for state in (solved, hard, solved, hard):
+        for state in (solved, hard, solved, early, hard):
             start = time.perf_counter()
             move = pooled.choose_move(state)
             assert time.perf_counter() - start < 1.0
             assert move in state.legal_moves()
-        assert pooled.last_search is not None and pooled.last_search.moves  # MCTS decided "44"
+        assert pooled.last_search is not None and pooled.last_search.moves  # MCTS decided
         assert pooled.choose_move(solved) in (2, 5)  # the proven wins, after the stopped ones
+        tasks = pooled._task_args(early, Budget.UNLIMITED)
+        assert [t[0] for t in tasks] == ["mcts", "mcts"]
+        assert tasks[0][3] != tasks[1][3]  # two searches of one root need their own seeds
+
+
+def test_a_searching_worker_still_settles_the_moves_that_need_no_search() -> None:
+    hopeless = Connect4State.from_notation("44553")  # every move hands over a win
+    solved, stats = solver_task("mcts", hopeless, 0.02, 1, 1.0)
+    assert solved is not None and solved.outcome == -1 and solved.move is not None
+    assert stats is None and solved.nodes == 0
+    solved, stats = solver_task("mcts", Connect4State.from_notation("44"), 0.02, 1, 1.0)
+    assert solved is not None and solved.move is None and solved.nodes == 0
+    assert stats is not None and stats.simulations > 0
+
+
+def test_the_workers_solve_only_where_a_proof_can_fit() -> None:
+    early, middle, late = SEARCH_ONLY_BELOW - 1, SECOND_SOLVES_FROM - 1, SECOND_SOLVES_FROM
+    assert worker_roles(early, 2) == ["mcts", "mcts"]
+    assert worker_roles(middle, 2) == ["both", "mcts"]
+    assert worker_roles(late, 2) == ["both", "second"]
+    assert worker_roles(early, 1) == worker_roles(early, 0) == ["mcts"]
+    assert worker_roles(middle, 1) == worker_roles(late, 0) == ["both"]
