@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, select, update
+from sqlalchemy import CursorResult, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from arena.errors import BotExistsError, InvalidBotNameError, NoSuchBotError
@@ -27,6 +27,11 @@ from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 
 _NAMES_PER_READ = 500
 """Bot names per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
+_ACTIVE_TOKENS = select(Bot.name, Bot.token_hash).where(
+    Bot.name.in_(bindparam("names", expanding=True)), Bot.active
+)
+"""Built once: the login recheck runs every few seconds, and a statement built per call is
+cyclic garbage, which the server's collector frees only now and then (``HeapKeeper``)."""
 
 
 def _now() -> datetime:
@@ -126,13 +131,11 @@ class AccountStore(StoreCore):
         current: dict[str, str] = {}
         async with self._read() as session:
             for start in range(0, len(names), _NAMES_PER_READ):
-                rows = await session.execute(
-                    select(Bot.name, Bot.token_hash).where(
-                        Bot.name.in_(names[start : start + _NAMES_PER_READ]), Bot.active
-                    )
-                )
+                chunk = names[start : start + _NAMES_PER_READ]
+                rows = await session.execute(_ACTIVE_TOKENS, {"names": chunk})
                 current.update((name, hashed) for name, hashed in rows)
         return {name for name, hashed in logins.items() if current.get(name) != hashed}
+
 
 def check_bot_name(name: str) -> None:
     """Raise ``InvalidBotNameError`` unless ``name`` follows ``BOT_NAME_RULE``."""
