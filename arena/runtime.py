@@ -248,11 +248,8 @@ class LoopLag:
 
     def start(self) -> None:
         """Start probing on the running loop (call it from the loop's thread)."""
-        loop = asyncio.get_running_loop()
         self._cpu_wait = CpuWait()
-        self._waited_ms = self._cpu_wait.read_ms()
-        self._due = loop.time() + self.tick_s
-        self._handle = loop.call_at(self._due, self._tick)
+        self._arm()
 
     def reset(self) -> None:
         """Forget the lags so far (start-up is not service).
@@ -267,11 +264,15 @@ class LoopLag:
         self._recent_own.clear()
         if self._handle is not None:
             self._handle.cancel()
-            loop = asyncio.get_running_loop()
-            if self._cpu_wait is not None:
-                self._waited_ms = self._cpu_wait.read_ms()
-            self._due = loop.time() + self.tick_s
-            self._handle = loop.call_at(self._due, self._tick)
+            self._arm()
+
+    def _arm(self) -> None:
+        """Due one tick from now, its CPU wait counted from now."""
+        if self._cpu_wait is not None:
+            self._waited_ms = self._cpu_wait.read_ms()
+        loop = asyncio.get_running_loop()
+        self._due = loop.time() + self.tick_s
+        self._handle = loop.call_at(self._due, self._tick)
 
     def stop(self) -> None:
         """Stop probing."""
