@@ -51,7 +51,9 @@ def pair_probabilities(
     return np.convolve(first, second)
 
 
-def sample_counts(probabilities: FloatArray, units: int, rng: np.random.Generator) -> tuple[int, ...]:
+def sample_counts(
+    probabilities: FloatArray, units: int, rng: np.random.Generator
+) -> tuple[int, ...]:
     """One tally of ``units`` games (or pairs) drawn from outcome ``probabilities``, worst first."""
     return tuple(int(c) for c in rng.multinomial(units, probabilities))
 
@@ -69,7 +71,7 @@ def simulate_pair_results(
     size = len(true_ratings)
     first = rng.integers(0, size, games)
     second = (first + rng.integers(1, size, games)) % size  # never the same bot
-    loss, draw, win = game_probabilities(true_ratings[first] - true_ratings[second], draw_share)
+    _, draw, win = game_probabilities(true_ratings[first] - true_ratings[second], draw_share)
     roll = rng.random(games)
     outcome = np.where(roll < win, 0, np.where(roll < win + draw, 1, 2))  # 0 win, 1 draw, 2 loss
     cell = (first * size + second) * 3 + outcome
