@@ -15,7 +15,7 @@ whichever side happens to be thinking, and games can run in parallel
 ours by wall time against the calibrated OpenSpiel count, one game at a time.
 
 Games come in colour-swapped pairs from random 2-ply openings. Prints score and
-Elo difference with its 95% interval.
+Elo difference with its 95% interval (``arena.stats.elo_interval`` of the pairs).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from multiprocessing import get_context
 
 import pyspiel
 
+from arena.stats import elo_interval, match_counts
 from bots import make_strategy
-from bots.match import elo_interval, random_opening
+from bots.match import random_opening
 from protocol.games import GameState, new_game
 
 C = math.sqrt(2)
@@ -198,7 +199,9 @@ def main() -> None:
                         f"{sum(scores) / done:.1%}, {time.perf_counter() - start:.0f} s",
                         flush=True,
                     )
-            elo, low, high = elo_interval(scores)
+            pairs = [scores[i] + scores[i + 1] for i in range(0, len(scores) - 1, 2)]
+            interval = elo_interval(match_counts(scores, pairs))
+            elo, low, high = interval.elo, interval.low, interval.high
             wins, draws = scores.count(1.0), scores.count(0.5)
             rows.append(
                 (

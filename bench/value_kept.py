@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.cli.bots_command import match_verdict
 from bots import make_strategy_from_spec
 from bots.match import play_match
 from bots.solver import Solver
@@ -216,6 +217,7 @@ def main() -> None:
         )
         print()
         print(result.summary())
+        print(match_verdict(result))
 
 
 if __name__ == "__main__":

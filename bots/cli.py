@@ -3,6 +3,10 @@
 bots play connect4 "mcts:sims=2000" "alphabeta:time_ms=50" --games 20
 bots play connect4 "mcts:time_ms=2000" "alphabeta" --move-ms 200   # on a clock
 bots list
+
+The installed ``bots`` script is ``arena.cli.bots_command``: it runs ``main``
+here with the arena's Elo verdict passed in (``bots`` may import only
+``protocol``). Run as ``python -m bots.cli`` the match report has no Elo line.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import re
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bots.client_cli import non_negative_int, positive_int
 from bots.match import GameRecord, MatchResult, play_match
@@ -70,7 +74,11 @@ def _progress(start: float, quiet: bool):  # type: ignore[no-untyped-def]
     return report
 
 
-def _play(args: argparse.Namespace) -> int:
+Verdict = Callable[[MatchResult], str]
+"""Turns a finished match into the line that says what it shows (the Elo difference)."""
+
+
+def _play(args: argparse.Namespace, verdict: Verdict | None) -> int:
     start = time.perf_counter()
     clock = None
     if args.move_ms is not None:
@@ -94,6 +102,8 @@ def _play(args: argparse.Namespace) -> int:
             print(record.final.render())
     print()
     print(result.summary())
+    if verdict is not None:
+        print(verdict(result))
     print(f"{len(result.games)} games in {time.perf_counter() - start:.1f} s")
     return 0
 
@@ -115,12 +125,12 @@ def plain_summary(docstring: str | None) -> str:
     return re.sub(r"(?::\w+:)?`{1,2}([^`]+)`{1,2}", r"\1", paragraph)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``bots`` console script."""
+def main(argv: Sequence[str] | None = None, verdict: Verdict | None = None) -> int:
+    """The ``bots`` command; ``verdict`` adds its line to a match's report."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "play":
-            return _play(args)
+            return _play(args, verdict)
         return _list()
     except StrategyError as exc:
         print(f"bots: {exc}", file=sys.stderr)

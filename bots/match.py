@@ -2,7 +2,10 @@
 
 ``play_match`` plays ``games`` games, swapping colours every game, from
 random openings (one per colour-swapped pair) drawn from ``seed``, and
-returns a ``MatchResult`` with the score and the Elo difference.
+returns a ``MatchResult`` with the score and the per-pair results. The Elo
+difference and its interval are the arena's (``arena.stats.elo_interval``):
+``bots`` imports only ``protocol``, so the ``bots`` command gets that line from
+the arena's CLI layer (``arena.cli.bots_command``).
 
 Without a time control every move is chosen with ``Budget.UNLIMITED`` (the
 strategies' own limits alone). With one, each player has a clock as in the
@@ -13,7 +16,6 @@ than its time left loses the game by ``timeout``.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -67,48 +69,28 @@ class MatchResult:
         """Points per game of ``strategy``."""
         return self.points(strategy) / len(self.games) if self.games else 0.5
 
-    def elo(self, strategy: int = 0) -> tuple[float, float, float]:
-        """Elo difference of ``strategy`` over its opponent and its 95% interval."""
-        return elo_interval([g.score(strategy) for g in self.games])
+    def scores(self, strategy: int = 0) -> list[float]:
+        """``strategy``'s score (1, 0.5 or 0) in each game, in order."""
+        return [g.score(strategy) for g in self.games]
+
+    def pair_scores(self, strategy: int = 0) -> list[float]:
+        """``strategy``'s total (0 to 2) over each complete colour-swapped pair of games.
+
+        Games ``2k`` and ``2k + 1`` share an opening with colours swapped; an odd
+        last game belongs to no pair.
+        """
+        scores = self.scores(strategy)
+        return [scores[i] + scores[i + 1] for i in range(0, len(scores) - 1, 2)]
 
     def summary(self) -> str:
-        """A few lines: W/D/L per strategy and the Elo difference."""
+        """A few lines: W/D/L and score per strategy."""
         lines = []
         for i in (0, 1):
             lines.append(
                 f"{self.names[i]:<40} W {self.wins(i):>4}  D {self.draws():>4}  "
                 f"L {self.wins(1 - i):>4}  score {self.score_rate(i):6.1%}"
             )
-        elo, low, high = self.elo(0)
-        lines.append(
-            f"Elo difference ({self.names[0]} - {self.names[1]}): "
-            f"{_fmt_elo(elo)}  95% interval [{_fmt_elo(low)}, {_fmt_elo(high)}]"
-        )
         return "\n".join(lines)
-
-
-def _fmt_elo(x: float) -> str:
-    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-
-
-def elo_from_score(p: float) -> float:
-    """The Elo difference that predicts score rate ``p`` (infinite at 0 and 1)."""
-    if p <= 0.0:
-        return -math.inf
-    if p >= 1.0:
-        return math.inf
-    return -400.0 * math.log10(1.0 / p - 1.0)
-
-
-def elo_interval(scores: Sequence[float]) -> tuple[float, float, float]:
-    """Elo difference of per-game ``scores`` (1, 0.5, 0) and its 95% interval (normal approx.)."""
-    n = len(scores)
-    if n == 0:
-        return 0.0, -math.inf, math.inf
-    p = sum(scores) / n
-    var = sum((s - p) ** 2 for s in scores) / n
-    margin = 1.96 * math.sqrt(var / n)
-    return elo_from_score(p), elo_from_score(p - margin), elo_from_score(p + margin)
 
 
 def random_opening(game: str, plies: int, rng: random.Random) -> tuple[int, ...]:

@@ -182,7 +182,7 @@ def head_to_head_text(record: HeadToHead) -> str:
     """``arena h2h``'s report."""
     games = record.wins + record.draws + record.losses
     lines = [f"{record.game}: {record.a} vs {record.b}, {games} rated games"]
-    if record.estimate is None:
+    if record.interval is None:
         lines.append("they have not played a rated game against each other")
     else:
         score = (record.wins + 0.5 * record.draws) / games
@@ -190,9 +190,7 @@ def head_to_head_text(record: HeadToHead) -> str:
             f"{record.a}: {record.wins} W / {record.draws} D / {record.losses} L"
             f" (score {score:.1%})"
         )
-        est = record.estimate
-        lines.append(f"Elo difference (these games): {est.elo:+.1f} ± {est.elo95:.1f}")
-        lines.append(f"LOS (these games): {est.los:.1%}")
+        lines.append(f"Elo difference (these games, 95%): {record.interval.text(los=True)}")
     if record.fitted is not None:
         fitted = record.fitted
         lines.append(

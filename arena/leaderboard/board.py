@@ -24,7 +24,7 @@ from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
-    from arena.stats import EloEstimate, PairResult, RatingFit
+    from arena.stats import EloInterval, PairResult, RatingFit
     from arena.stats.rating_fit import Weights
 
 DECIMALS = 1
@@ -134,8 +134,8 @@ class HeadToHead:
     wins: int
     draws: int
     losses: int
-    estimate: EloEstimate | None
-    """``elo_estimate((losses, draws, wins))``; None before their first game."""
+    interval: EloInterval | None
+    """``elo_interval((losses, draws, wins))``; None before their first game."""
     fitted: FittedDifference | None
 
     def to_json(self) -> dict[str, Any]:
@@ -150,7 +150,7 @@ class HeadToHead:
             "draws": self.draws,
             "losses": self.losses,
             "score": None if games == 0 else (self.wins + 0.5 * self.draws) / games,
-            "elo_estimate": estimate_json(self.estimate),
+            "elo_interval": None if self.interval is None else self.interval.to_json(),
             "fitted": None
             if self.fitted is None
             else {
@@ -161,23 +161,12 @@ class HeadToHead:
         }
 
 
-def estimate_json(estimate: EloEstimate | None) -> dict[str, float] | None:
-    """An ``EloEstimate`` as JSON: Elo and ±95% to a tenth, LOS as a fraction."""
-    if estimate is None:
-        return None
-    return {
-        "elo": round(estimate.elo, DECIMALS),
-        "elo95": round(estimate.elo95, DECIMALS),
-        "los": estimate.los,
-    }
-
-
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
-    """``a`` against ``b`` on ``board``: W/D/L, ``elo_estimate`` and the fitted difference."""
-    from arena.stats import elo_estimate
+    """``a`` against ``b`` on ``board``: W/D/L, ``elo_interval`` and the fitted difference."""
+    from arena.stats import elo_interval
     wins, draws, losses = board.record(a, b)
-    estimate = elo_estimate((losses, draws, wins)) if wins + draws + losses else None
-    return HeadToHead(board.game, a, b, wins, draws, losses, estimate, board.difference(a, b))
+    interval = elo_interval((losses, draws, wins)) if wins + draws + losses else None
+    return HeadToHead(board.game, a, b, wins, draws, losses, interval, board.difference(a, b))
 
 
 def build_board(

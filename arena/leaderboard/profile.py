@@ -8,7 +8,7 @@
   the last point is the board's own line);
 - ``elo_history``: the incremental Elo after each rated game (thinned to
   ``ELO_POINTS``);
-- ``opponents``: the record against each, with ``elo_estimate`` and the
+- ``opponents``: the record against each, with ``elo_interval`` and the
   opponent's fitted rating;
 
 plus its most recent matches in any game, and ``accuracy``: per game in which
@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.analysis.figures import accuracy_figures
-from arena.leaderboard.board import DECIMALS, Board, estimate_json
+from arena.leaderboard.board import DECIMALS, Board
 from arena.leaderboard.cache import Leaderboards
 from arena.store import BotRecord, MatchSummary, RatingHistoryEntry
 from arena.store.analysis import AccuracyCounts
@@ -197,7 +197,7 @@ def _point_json(point: PathPoint, stamps: Sequence[datetime]) -> dict[str, Any]:
 
 
 def _opponents_json(board: Board, name: str) -> list[dict[str, Any]]:
-    from arena.stats import elo_estimate  # see arena.leaderboard.board
+    from arena.stats import elo_interval  # see arena.leaderboard.board
 
     fitted = {line.name: line for line in board.fit.ratings}
     rows = []
@@ -211,7 +211,7 @@ def _opponents_json(board: Board, name: str) -> list[dict[str, Any]]:
                 "wins": wins,
                 "draws": draws,
                 "losses": losses,
-                "elo_estimate": estimate_json(elo_estimate((losses, draws, wins))),
+                "elo_interval": elo_interval((losses, draws, wins)).to_json(),
                 "rating": None if line is None else round(line.rating, DECIMALS),
                 "ci95": None if line is None else round(line.ci95, DECIMALS),
             }

@@ -7,7 +7,7 @@ Routes (all ``GET``, answered as JSON; other methods get ``405``)::
     GET /api/matches?status=&game=&bot=&limit=&before=
                                     matches newest first, a page at a time (``paging``)
     GET /api/matches/ID             one match with its moves and their solved values, if analysed
-    GET /api/h2h?game=G&a=X&b=Y     two bots' record, Elo estimate and LOS (``ratings_api``)
+    GET /api/h2h?game=G&a=X&b=Y     two bots' record, Elo interval and LOS (``ratings_api``)
     GET /api/bots/NAME              a bot's ratings, history, opponents, matches (``ratings_api``)
     GET /api/play                   the bots online that accept guest challenges
 

@@ -1,6 +1,6 @@
 """The rating routes of the JSON API: head-to-head records and bot pages.
 
-    GET /api/h2h?game=connect4&a=X&b=Y   X against Y: W/D/L, elo_estimate ± 95% and LOS,
+    GET /api/h2h?game=connect4&a=X&b=Y   X against Y: W/D/L, elo_interval (95%) and LOS,
                                          and the fitted rating difference
     GET /api/bots/NAME                   ratings per game with intervals and history,
                                          opponents, the latest matches

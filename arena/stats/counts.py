@@ -47,6 +47,19 @@ def pentanomial_counts(pair_scores: Iterable[float]) -> tuple[int, int, int, int
     return tally[0], tally[1], tally[2], tally[3], tally[4]
 
 
+def match_counts(
+    game_scores: Iterable[float], pair_scores: Iterable[float]
+) -> tuple[int, int, int] | tuple[int, int, int, int, int]:
+    """The tally a match's Elo interval is taken from, from one player's side.
+
+    Its complete colour-swapped pairs (``pentanomial_counts`` of ``pair_scores``)
+    when it has any — pairs cancel the first-move edge and their variance is the
+    honest one — else its single games (``trinomial_counts`` of ``game_scores``).
+    """
+    pairs = pentanomial_counts(pair_scores)
+    return pairs if sum(pairs) else trinomial_counts(game_scores)
+
+
 def _index(score: float, table: dict[float, int], what: str) -> int:
     try:
         return table[float(score)]

@@ -76,11 +76,13 @@ class EloInterval:
         """Whether the sample is under ``MIN_GAMES`` games: channels say "too few games"."""
         return self.games < MIN_GAMES
 
-    def text(self) -> str:
-        """``+191 [-83, +inf]`` — or "too few games"; how the CLI and reports print it."""
-        if self.too_few:
-            return TOO_FEW
-        return f"{format_elo(self.elo)} [{format_elo(self.low)}, {format_elo(self.high)}]"
+    def text(self, los: bool = False) -> str:
+        """``+108 [+37, +180]`` (``, LOS 99.9%`` with ``los``) — or "too few games".
+
+        How every text channel prints it (CLI, reports, ``bots play``); the web
+        pages print the same from ``to_json``.
+        """
+        return interval_text(self.to_json(), los)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form every API and MQTT message carries: an unbounded end is ``null``."""
@@ -95,11 +97,26 @@ class EloInterval:
         }
 
 
+def interval_text(data: dict[str, Any], los: bool = False) -> str:
+    """``EloInterval.to_json()`` as text: ``+108 [+37, +180]`` or "too few games".
+
+    Reports that hold only the JSON (a tournament's status read over HTTP) print
+    through this, so every text channel shows the same figures.
+    """
+    if data["too_few"]:
+        return TOO_FEW
+    low = -math.inf if data["low"] is None else data["low"]
+    high = math.inf if data["high"] is None else data["high"]
+    text = f"{format_elo(data['elo'])} [{format_elo(low)}, {format_elo(high)}]"
+    return f"{text}, LOS {data['los']:.1%}" if los else text
+
+
 def format_elo(value: float) -> str:
     """An Elo figure as printed: ``+191``, ``-83``, ``+0``, ``+inf``, ``-inf``."""
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{value:+.0f}".replace("-0", "+0") if round(value) == 0 else f"{value:+.0f}"
+    rounded = round(value)
+    return "+0" if rounded == 0 else f"{rounded:+d}"
 
 
 def _json_elo(value: float) -> float | None:

@@ -74,18 +74,20 @@ def format_crosstable(crosstable: dict[str, Any]) -> str:
 
 
 def format_meetings(meetings: list[dict[str, Any]]) -> str:
-    """Per two bots: W/D/L, pentanomial counts, Elo ± 95% and LOS."""
+    """Per two bots: W/D/L, pentanomial counts, Elo [95% interval] and LOS."""
+    from arena.stats.interval import interval_text  # numpy and scipy load only when needed
+
     rows = [
         [
             f"{m['bots'][0]} - {m['bots'][1]}",
             f"{m['wins']}/{m['draws']}/{m['losses']}",
             " ".join(map(str, m["pentanomial"])),
-            f"{signed(m['elo'])} ± {m['elo95']:.1f}" + ("" if m["pairs"] else " (games)"),
-            f"{100 * m['los']:.1f}%",
+            interval_text(m["elo_interval"]) + ("" if m["pairs"] else " (games)"),
+            "" if m["elo_interval"]["too_few"] else f"{100 * m['elo_interval']['los']:.1f}%",
         ]
         for m in meetings
     ]
-    return format_table(["pair", "W/D/L", "pentanomial", "elo", "LOS"], rows)
+    return format_table(["pair", "W/D/L", "pentanomial", "elo [95%]", "LOS"], rows)
 
 
 def format_sprt(sprt: dict[str, Any]) -> str:

@@ -4,7 +4,7 @@ the viewer's page and ``arena tournament status`` all show this.
 - ``progress``: games done (counted, forfeited or void) of the total, and playing now;
 - ``crosstable``: points of each row bot against each column bot, forfeits included;
 - ``meetings``: per two bots, W/D/L of real games, the pentanomial counts of their
-  complete game pairs, and ``elo_estimate`` (± 95%, LOS) of those pairs (of the
+  complete game pairs, and ``elo_interval`` (95%, LOS) of those pairs (of the
   single games while no pair is complete);
 - ``standings``: one Bradley–Terry fit over the tournament's games (``fit_ratings``),
   rating ± 95% and the honest rank range, with points and W/D/L. Ratings are
@@ -18,7 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.stats import elo_estimate, fit_ratings, pentanomial_counts, trinomial_counts
+from arena.stats import (
+    elo_interval,
+    fit_ratings,
+    match_counts,
+    pentanomial_counts,
+    trinomial_counts,
+)
 from arena.stats.rating_fit import tally_pairs
 from arena.tournaments.openings import format_opening
 from arena.tournaments.state import TournamentState
@@ -106,7 +112,7 @@ def _crosstable(state: TournamentState, forfeits: list[tuple[int, int]]) -> dict
 
 
 def _meetings(state: TournamentState) -> list[dict[str, Any]]:
-    """Per two bots that met: W/D/L, pentanomial counts and the Elo estimate of the lower seat."""
+    """Per two bots that met: W/D/L, pentanomial counts and the Elo interval of the lower seat."""
     by_meeting: dict[tuple[int, int], dict[str, Any]] = {}
     pair_scores: dict[tuple[int, int], list[float]] = {}
     game_scores: dict[tuple[int, int], list[float]] = {}
@@ -126,8 +132,7 @@ def _meetings(state: TournamentState) -> list[dict[str, Any]]:
     for key in sorted(game_scores):
         losses, draws, wins = trinomial_counts(game_scores[key])
         penta = pentanomial_counts(pair_scores.get(key, []))
-        counts = penta if sum(penta) else (losses, draws, wins)
-        estimate = elo_estimate(counts)
+        counts = match_counts(game_scores[key], pair_scores.get(key, []))
         by_meeting[key] = {
             "bots": [names[key[0]], names[key[1]]],
             "wins": wins,
@@ -135,9 +140,7 @@ def _meetings(state: TournamentState) -> list[dict[str, Any]]:
             "losses": losses,
             "pairs": sum(penta),
             "pentanomial": list(penta),
-            "elo": estimate.elo,
-            "elo95": estimate.elo95,
-            "los": estimate.los,
+            "elo_interval": elo_interval(counts).to_json(),
             "counted_as": "pairs" if sum(penta) else "games",
         }
     return list(by_meeting.values())

@@ -1,14 +1,13 @@
-"""Offline matches: colours swap, seeds reproduce, Elo arithmetic."""
+"""Offline matches: colours swap, seeds reproduce, pairs tally, the ``bots`` command."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
+from arena.cli.bots_command import main
 from bots import make_strategy
-from bots.cli import main
-from bots.match import elo_from_score, elo_interval, play_match, random_opening
+from bots.cli import main as bare_main
+from bots.match import play_match, random_opening
 
 
 def test_play_match_swaps_colours_and_counts() -> None:
@@ -44,13 +43,11 @@ def test_random_opening_does_not_finish_the_game() -> None:
         assert len(random_opening("tictactoe", 6, rng)) == 6
 
 
-def test_elo_arithmetic() -> None:
-    assert elo_from_score(0.5) == 0.0
-    assert elo_from_score(0.75) == pytest.approx(190.85, abs=0.01)
-    assert elo_from_score(1.0) == math.inf
-    elo, low, high = elo_interval([1.0, 0.0] * 50)
-    assert elo == 0.0 and low < 0 < high
-    assert elo_interval([1.0] * 10)[1] == math.inf
+def test_pair_scores_add_up_each_colour_swapped_pair() -> None:
+    result = play_match("tictactoe", ["random:seed=1", "random:seed=2"], games=5, seed=3)
+    scores = result.scores(0)
+    assert result.pair_scores(0) == [scores[0] + scores[1], scores[2] + scores[3]]
+    assert [2 - s for s in result.pair_scores(0)] == result.pair_scores(1)
 
 
 def test_cli_play_prints_score_and_boards(capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,8 +57,11 @@ def test_cli_play_prints_score_and_boards(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert code == 0
     assert "[2/2]" in out
-    assert "Elo difference" in out
+    assert "Elo difference (random - greedy), 1 pair, 95%: too few games" in out
     assert "Game 2:" in out
+    # bots.cli alone (python -m bots.cli) may not reach the arena's statistics.
+    assert bare_main(["play", "tictactoe", "random", "random", "--games", "2", "--quiet"]) == 0
+    assert "Elo difference" not in capsys.readouterr().out
 
 
 def test_cli_reports_bad_specs(capsys: pytest.CaptureFixture[str]) -> None:

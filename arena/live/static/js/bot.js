@@ -8,7 +8,8 @@ import { fetchJSON } from "./api.js";
 import { gameFor } from "./boards/index.js";
 import { ratingChart } from "./chart.js";
 import {
-  botLink, describeTermination, el, formatRating, formatRatingInterval, formatWhen,
+  botLink, describeTermination, el, formatEloInterval, formatLos, formatRating,
+  formatRatingInterval, formatWhen,
 } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
@@ -20,15 +21,6 @@ function gameTitle(game) {
   } catch {
     return game;
   }
-}
-
-function percent(fraction) {
-  return `${(fraction * 100).toFixed(fraction > 0.995 || fraction < 0.005 ? 2 : 1)}%`;
-}
-
-function signed(value) {
-  const rounded = Math.round(value);
-  return rounded > 0 ? `+${rounded}` : rounded < 0 ? `\u2212${-rounded}` : "±0";
 }
 
 function fact(label, ...value) {
@@ -55,15 +47,15 @@ function opponentsTable(line) {
       el("th", { scope: "col" }, "Opponent"),
       el("th", { scope: "col", class: "num" }, "Games"),
       el("th", { scope: "col", class: "num wdl" }, "W / D / L"),
-      el("th", { scope: "col", class: "num", title: "Elo difference these games show, ± 95%" }, "Elo diff"),
+      el("th", { scope: "col", class: "num", title: "Elo difference these games show [95% interval]" }, "Elo diff [95%]"),
       el("th", { scope: "col", class: "num", title: "likelihood of superiority" }, "LOS"),
       el("th", { scope: "col", class: "num wdl" }, "Their rating"))),
     el("tbody", {}, line.opponents.map((row) => el("tr", { dataset: { bot: row.bot } },
       el("th", { scope: "row" }, botLink(row.bot)),
       el("td", { class: "num" }, row.games),
       el("td", { class: "num wdl" }, `${row.wins} / ${row.draws} / ${row.losses}`),
-      el("td", { class: "num" }, `${signed(row.elo_estimate.elo)} ± ${Math.round(row.elo_estimate.elo95)}`),
-      el("td", { class: "num" }, percent(row.elo_estimate.los)),
+      el("td", { class: "num elo-interval" }, formatEloInterval(row.elo_interval)),
+      el("td", { class: "num" }, formatLos(row.elo_interval)),
       el("td", { class: "num wdl" }, formatRatingInterval(row))))));
 }
 

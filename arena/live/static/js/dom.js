@@ -58,6 +58,24 @@ export function formatRatingInterval(row) {
   return row.provisional ? `${text}, provisional` : text;
 }
 
+/** An Elo figure of an interval: "+108", "−83" (typographic minus), "+∞"/"−∞" for null. */
+function eloFigure(value, infinity) {
+  if (value === null) return infinity;
+  const rounded = Math.floor(value + 0.5); // half up, as arena.stats.interval.format_elo
+  return rounded > 0 ? `+${rounded}` : rounded < 0 ? `\u2212${-rounded}` : "+0";
+}
+
+/** ``elo_interval`` JSON as every channel shows it: "+108 [+37, +180]", or "too few games". */
+export function formatEloInterval(interval) {
+  if (interval.too_few) return "too few games";
+  return `${eloFigure(interval.elo)} [${eloFigure(interval.low, "\u2212\u221e")}, ${eloFigure(interval.high, "+\u221e")}]`;
+}
+
+/** The LOS of ``elo_interval`` JSON: "99.9%", empty when there are too few games. */
+export function formatLos(interval) {
+  return interval.too_few ? "" : `${(100 * interval.los).toFixed(1)}%`;
+}
+
 /** A link to a bot's page. */
 export function botLink(name, attrs = {}) {
   return el("a", { href: `/bots/${encodeURIComponent(name)}`, class: "bot-link", ...attrs }, name);

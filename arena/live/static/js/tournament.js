@@ -7,7 +7,7 @@
 // bounds, and the games with links to their replays.
 
 import { fetchJSON } from "./api.js";
-import { el, formatWhen } from "./dom.js";
+import { el, formatEloInterval, formatLos, formatWhen } from "./dom.js";
 
 const POLL_MS = 2000;
 const SVG = "http://www.w3.org/2000/svg";
@@ -129,14 +129,14 @@ function meetingsTable(meetings) {
       el("th", { scope: "col" }, "Bots"),
       el("th", { scope: "col", class: "num" }, "W / D / L"),
       el("th", { scope: "col", class: "num" }, "Pentanomial"),
-      el("th", { scope: "col", class: "num" }, "Elo"),
-      el("th", { scope: "col", class: "num" }, "LOS"))),
+      el("th", { scope: "col", class: "num", title: "Elo difference of the first bot [95% interval]" }, "Elo [95%]"),
+      el("th", { scope: "col", class: "num", title: "likelihood of superiority" }, "LOS"))),
     el("tbody", {}, meetings.map((m) => el("tr", {},
       el("th", { scope: "row" }, `${m.bots[0]} – ${m.bots[1]}`),
       el("td", { class: "num" }, `${m.wins} / ${m.draws} / ${m.losses}`),
       el("td", { class: "num", title: "LL, LD+DL, LW+DD+WL, DW+WD, WW" }, m.pentanomial.join(" ")),
-      el("td", { class: "num" }, `${signed(m.elo, 1)} ± ${m.elo95.toFixed(1)}${m.pairs ? "" : " (games)"}`),
-      el("td", { class: "num" }, `${(100 * m.los).toFixed(1)}%`)))));
+      el("td", { class: "num elo-interval" }, `${formatEloInterval(m.elo_interval)}${m.pairs ? "" : " (games)"}`),
+      el("td", { class: "num" }, formatLos(m.elo_interval))))));
 }
 
 function gamesTable(games) {
