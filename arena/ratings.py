@@ -14,10 +14,6 @@ DEFAULT_RATING = 1500.0
 DEFAULT_K = 32.0
 """The default K-factor: the largest change one game can make."""
 
-_Z95 = 1.959963984540054
-"""The two-sided 95% quantile of the standard normal distribution."""
-
-
 def expected_score(ra: float, rb: float) -> float:
     """The score a player rated ``ra`` is expected to make against one rated ``rb``."""
     return 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
@@ -42,21 +38,3 @@ def score_to_elo(score: float) -> float:
     if score >= 1.0:
         return math.inf
     return -400.0 * math.log10(1.0 / score - 1.0)
-
-
-def elo_difference_interval(wins: int, draws: int, losses: int) -> tuple[float, float, float]:
-    """The Elo difference implied by a match score, with a 95% confidence interval.
-
-    Returns ``(elo, low95, high95)``. The interval comes from the normal
-    approximation on the mean per-game score, using the observed per-game
-    score variance (so draws narrow it), mapped through ``score_to_elo``.
-    """
-    if min(wins, draws, losses) < 0:
-        raise ValueError("counts must not be negative")
-    n = wins + draws + losses
-    if n == 0:
-        raise ValueError("no games to estimate from")
-    score = (wins + 0.5 * draws) / n
-    variance = (wins * (1.0 - score) ** 2 + draws * (0.5 - score) ** 2 + losses * score**2) / n
-    margin = _Z95 * math.sqrt(variance / n)
-    return score_to_elo(score), score_to_elo(score - margin), score_to_elo(score + margin)

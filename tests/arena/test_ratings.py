@@ -1,4 +1,4 @@
-"""Elo arithmetic: exact values, conservation, and the benchmark interval helper."""
+"""Elo arithmetic: exact values and conservation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from arena.ratings import (
     DEFAULT_K,
     DEFAULT_RATING,
-    elo_difference_interval,
     elo_update,
     expected_score,
     score_to_elo,
@@ -76,40 +75,3 @@ def test_score_to_elo() -> None:
     assert score_to_elo(0.75) == pytest.approx(190.85, abs=0.01)
     assert score_to_elo(1.0) == math.inf
     assert score_to_elo(0.0) == -math.inf
-
-
-def test_interval_of_an_even_match_is_symmetric_around_zero() -> None:
-    elo, low, high = elo_difference_interval(40, 20, 40)
-    assert elo == 0.0
-    assert low == pytest.approx(-high)
-    assert low < 0.0 < high
-
-
-def test_interval_known_value() -> None:
-    # 75 wins, 25 losses: score 0.75, per-game sd sqrt(0.1875), se 0.0433.
-    elo, low, high = elo_difference_interval(75, 0, 25)
-    margin = 1.959963984540054 * math.sqrt(0.1875 / 100)
-    assert elo == pytest.approx(190.85, abs=0.01)
-    assert low == pytest.approx(score_to_elo(0.75 - margin))
-    assert high == pytest.approx(score_to_elo(0.75 + margin))
-
-
-def test_interval_narrows_with_more_games_and_with_draws() -> None:
-    _, low_small, high_small = elo_difference_interval(6, 0, 4)
-    _, low_big, high_big = elo_difference_interval(600, 0, 400)
-    assert high_big - low_big < high_small - low_small
-    _, low_draws, high_draws = elo_difference_interval(30, 40, 30)
-    _, low_decisive, high_decisive = elo_difference_interval(50, 0, 50)
-    assert high_draws - low_draws < high_decisive - low_decisive
-
-
-def test_interval_of_a_clean_sweep_is_unbounded() -> None:
-    elo, _, high = elo_difference_interval(10, 0, 0)
-    assert elo == math.inf
-    assert high == math.inf
-
-
-@pytest.mark.parametrize("counts", [(0, 0, 0), (-1, 2, 3)])
-def test_interval_rejects_bad_counts(counts: tuple[int, int, int]) -> None:
-    with pytest.raises(ValueError):
-        elo_difference_interval(*counts)

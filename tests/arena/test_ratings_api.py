@@ -12,7 +12,7 @@ import pytest
 from arena.cli.main import main as arena_main
 from arena.cli.ratings import http_base
 from arena.server import ArenaServer
-from arena.stats import elo_estimate
+from arena.stats import elo_interval
 from arena.stats.elo import Z95
 from arena.store import Store
 from tests.arena.conftest import ServerFactory
@@ -43,7 +43,7 @@ async def rated_server(make_server: ServerFactory, seeded: list[Game]) -> ArenaS
     return await make_server()
 
 
-async def test_h2h_is_elo_estimate_of_the_pair_and_the_fitted_difference(
+async def test_h2h_is_elo_interval_of_the_pair_and_the_fitted_difference(
     rated_server: ArenaServer, seeded: list[Game], store: Store, capsys: pytest.CaptureFixture[str]
 ) -> None:
     port = rated_server.port
@@ -55,10 +55,8 @@ async def test_h2h_is_elo_estimate_of_the_pair_and_the_fitted_difference(
         assert (body["wins"], body["draws"], body["losses"]) == (wins, draws, losses)
         assert body["games"] == wins + draws + losses > 0
         assert body["score"] == pytest.approx((wins + draws / 2) / body["games"])
-        est = elo_estimate((losses, draws, wins))
-        assert body["elo_estimate"]["elo"] == pytest.approx(est.elo, abs=0.051)
-        assert body["elo_estimate"]["elo95"] == pytest.approx(est.elo95, abs=0.051)
-        assert body["elo_estimate"]["los"] == pytest.approx(est.los, abs=1e-12)
+        interval = elo_interval((losses, draws, wins))
+        assert body["elo_interval"] == interval.to_json()
         # The fitted difference: all games, with the covariance of the two ratings.
         names = [line.name for line in fit.ratings]
         i, j = names.index(a), names.index(b)
@@ -73,15 +71,12 @@ async def test_h2h_is_elo_estimate_of_the_pair_and_the_fitted_difference(
         out = capsys.readouterr().out
         assert code == 0
         assert f"{wins} W / {draws} D / {losses} L" in out
-        assert (
-            f"{est.elo:+.1f} ± {est.elo95:.1f}" in out
-            and f"LOS (these games): {est.los:.1%}" in out
-        )
+        assert f"Elo difference (these games, 95%): {interval.text(los=True)}\n" in out
         assert f"{lead:+.1f} ± {Z95 * spread:.1f}" in out
 
     # A registered bot that never met the other: a record of nothing, no estimate.
     status, _, body = await http_get(port, f"/api/h2h?game={GAME}&a=alice&b=erin")
-    assert status == 200 and body["games"] == 0 and body["elo_estimate"] is None
+    assert status == 200 and body["games"] == 0 and body["elo_interval"] is None
     assert body["fitted"] is None and body["score"] is None
     for path, expected in [
         (f"/api/h2h?game={GAME}&a=alice", 400),
@@ -121,15 +116,13 @@ async def test_bot_page_has_ratings_history_opponents_and_matches(
     stored = await store.rating_history("carol", GAME)
     assert [p["elo"] for p in elo_history] == [round(h.after, 1) for h in stored]
 
-    # Opponents: the records between the two, with elo_estimate of each.
+    # Opponents: the records between the two, with elo_interval of each.
     opponents = {row["bot"]: row for row in line["opponents"]}
     assert set(opponents) == {"alice", "bob", "dave"}
     for name, row in opponents.items():
         wins, draws, losses = record(seeded, "carol", name)
         assert (row["wins"], row["draws"], row["losses"]) == (wins, draws, losses)
-        assert row["elo_estimate"]["elo"] == pytest.approx(
-            elo_estimate((losses, draws, wins)).elo, abs=0.051
-        )
+        assert row["elo_interval"] == elo_interval((losses, draws, wins)).to_json()
     # The latest matches, newest first, from carol's side.
     recent: list[dict[str, Any]] = page["recent_matches"]
     assert len(recent) == 20

@@ -96,13 +96,22 @@ def test_known_values() -> None:
         37.48, 107.54, 180.35,
     )
     assert strong.elo == pytest.approx(elo_estimate((30, 10, 60)).elo)  # the same point
-    assert strong.text() == "+108 [+37, +180]"
+    assert strong.text() == "+108 [+38, +180]"  # printed from the JSON's tenths: 37.5
     assert strong.los == pytest.approx(0.99898, abs=1e-5)
     pairs = elo_interval((1, 5, 10, 6, 2))
     assert (round(pairs.low, 2), round(pairs.high, 2), pairs.games) == (-55.95, 100.65, 48)
     sweep = elo_interval((0, 0, 0, 0, 10))
     assert (round(sweep.low, 2), sweep.high, sweep.games) == (195.67, math.inf, 20)
     assert sweep.text() == "+636 [+196, +inf]"
+
+
+def test_narrows_with_more_games_and_with_draws() -> None:
+    def width(counts: tuple[int, int, int]) -> float:
+        interval = elo_interval(counts)
+        return interval.high - interval.low
+
+    assert width((400, 0, 600)) < width((4, 0, 6))
+    assert width((30, 40, 30)) < width((50, 0, 50))
 
 
 def test_edges_are_finite_on_one_side_and_infinite_on_the_other() -> None:
