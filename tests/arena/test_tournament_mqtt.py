@@ -12,6 +12,7 @@ from mosquitto_fixture import MOSQUITTO, Mosquitto, Recorder
 from arena.app import ArenaApp
 from arena.live import mqtt_topics as topics
 from arena.server import ArenaConfig
+from arena.stats import elo_interval
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
 from tests.tournament_bots import AutoBot
@@ -59,8 +60,13 @@ async def test_a_tournament_retains_its_state_and_publishes_each_game(tmp_path: 
         async with Recorder(broker.port, state_topic) as late:
             retained = await late.wait_for(lambda m: len(m) == 1)
         assert retained[0].retain
-        assert json.loads(retained[0].payload)["progress"]["counted"] == 4
-        check_def("TournamentStatus", json.loads(retained[0].payload))
+        state = json.loads(retained[0].payload)
+        assert state["progress"]["counted"] == 4
+        check_def("TournamentStatus", state)
+        # The meeting's Elo is elo_interval of its pairs: 2 pairs are "too few games".
+        [meeting] = state["meetings"]
+        assert meeting["elo_interval"] == elo_interval(meeting["pentanomial"]).to_json()
+        assert meeting["elo_interval"]["too_few"]
     finally:
         for bot in bots:
             await bot.close()
