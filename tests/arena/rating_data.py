@@ -34,6 +34,12 @@ def random_games(names: list[str], count: int, seed: int, skill: dict[str, float
     return games
 
 
+def tally_games(tally: tuple[int, int, int], a: str, b: str) -> list[Game]:
+    """Games that give ``a`` the ``(losses, draws, wins)`` tally against ``b``, both colours."""
+    losses, draws, wins = tally
+    return [(a, b, 1.0)] * wins + [(b, a, 0.5)] * draws + [(b, a, 1.0)] * losses
+
+
 async def seed_results(store: Store, game: str, games: list[Game], chunk: int = 200) -> None:
     """Write ``games`` as finished rated matches, oldest first (a few group commits)."""
     for start in range(0, len(games), chunk):

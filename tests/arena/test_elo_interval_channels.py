@@ -31,7 +31,7 @@ from arena.tournaments.state import GameResult, TournamentState
 from bots.match import GameRecord, MatchResult
 from protocol.games import Outcome, Termination, new_game
 from tests.arena.conftest import ServerFactory
-from tests.arena.rating_data import Game, seed_results
+from tests.arena.rating_data import seed_results, tally_games
 from tests.arena.test_server_http import http_get
 
 GAME = "connect4"
@@ -51,15 +51,11 @@ def three(text: str) -> tuple[str, str, str]:
 
 
 def expected_three(interval: EloInterval) -> tuple[str, str, str]:
+    """``elo``, ``low`` and ``high`` as printed, from the JSON every channel carries."""
     data = interval.to_json()
     low = float("-inf") if data["low"] is None else data["low"]
     high = float("inf") if data["high"] is None else data["high"]
     return format_elo(data["elo"]), format_elo(low), format_elo(high)
-
-
-def tally_games(tally: tuple[int, int, int], a: str, b: str) -> list[Game]:
-    losses, draws, wins = tally
-    return [(a, b, 1.0)] * wins + [(b, a, 0.5)] * draws + [(b, a, 1.0)] * losses
 
 
 async def test_one_record_reads_the_same_on_the_api_bot_page_and_command_line(
