@@ -10,7 +10,8 @@ would carry that) and writes into the report folder:
 
 - ``ladder.svg``: Elo against simulations per move, log scale, with 95%
   intervals of the difference to the reference, the anchors as dashed lines;
-- ``ladder.md``: the same as a table, with the command that made it;
+- ``ladder.md``: the same as a table, with the command that made it, and each
+  meeting's Elo difference from its own games (``elo_interval``);
 - ``ladder.json``: the tournament's whole status object.
 """
 
@@ -109,8 +110,27 @@ def markdown_table(
         f" openings {status['openings']['source']}.",
         "",
         *rows,
+        "",
+        "Each meeting's own games (`elo_interval` of its colour-swapped pairs):",
+        "",
+        *meeting_rows(status["meetings"]),
     ]
     return "\n".join(text) + "\n"
+
+
+def meeting_rows(meetings: list[dict[str, Any]]) -> list[str]:
+    """Per two bots that met: W/D/L and the Elo difference [95% interval] and LOS of their games."""
+    from arena.stats.interval import interval_text  # numpy and scipy load only when needed
+
+    rows = ["| bots | W/D/L | pairs | Elo [95%] | LOS |", "|---|---:|---:|---:|---:|"]
+    for m in meetings:
+        interval = m["elo_interval"]
+        los = "" if interval["too_few"] else f"{100 * interval['los']:.1f}%"
+        rows.append(
+            f"| {m['bots'][0]} - {m['bots'][1]} | {m['wins']}/{m['draws']}/{m['losses']} "
+            f"| {m['pairs']} | {interval_text(interval)} | {los} |"
+        )
+    return rows
 
 
 def svg_plot(

@@ -36,6 +36,8 @@ def test_a_tiny_ladder_runs_and_writes_its_plot_table_and_status(tmp_path: Path)
     assert "arena ladder --db" in table  # how to make it again
     # 4 seats, each playing the next two: 5 pairs of bots, 2 games each.
     assert "10 games" in table
+    # Each meeting's own games: one pair each, too few for a number.
+    assert table.count("| 1 | too few games |  |") == 5
     tree = ET.parse(out / "ladder.svg")
     circles = tree.getroot().findall(f"{SVG}circle")
     assert len(circles) == 2  # one point per budget; the anchors are lines
