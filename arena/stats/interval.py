@@ -48,6 +48,9 @@ MIN_GAMES = 8
 TOO_FEW = "too few games"
 """What every channel shows instead of numbers when ``too_few`` is set."""
 
+CONTINUITY_GAMES = 0.5
+"""The continuity correction of each end: this many games' points moved towards the other end."""
+
 DECIMALS = 1
 """Elo figures in JSON are rounded to a tenth."""
 
@@ -77,7 +80,7 @@ class EloInterval:
         return self.games < MIN_GAMES
 
     def text(self, los: bool = False) -> str:
-        """``+108 [+37, +180]`` (``, LOS 99.9%`` with ``los``) — or "too few games".
+        """``+108 [+38, +180]`` (``, LOS 99.9%`` with ``los``) — or "too few games".
 
         How every text channel prints it (CLI, reports, ``bots play``); the web
         pages print the same from ``to_json``.
@@ -98,7 +101,7 @@ class EloInterval:
 
 
 def interval_text(data: dict[str, Any], los: bool = False) -> str:
-    """``EloInterval.to_json()`` as text: ``+108 [+37, +180]`` or "too few games".
+    """``EloInterval.to_json()`` as text: ``+108 [+38, +180]`` or "too few games".
 
     Reports that hold only the JSON (a tournament's status read over HTTP) print
     through this, so every text channel shows the same figures.
@@ -115,7 +118,7 @@ def format_elo(value: float) -> str:
     """An Elo figure as printed: ``+191``, ``-83``, ``+0``, ``+inf``, ``-inf``."""
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    rounded = round(value)
+    rounded = math.floor(value + 0.5)  # halves up, as the web pages' Math.round
     return "+0" if rounded == 0 else f"{rounded:+d}"
 
 
@@ -123,7 +126,7 @@ def _json_elo(value: float) -> float | None:
     return None if math.isinf(value) else round(value, DECIMALS)
 
 
-def elo_interval(counts: Sequence[int], confidence: float = 0.95) -> EloInterval:
+def elo_interval(counts: Sequence[float], confidence: float = 0.95) -> EloInterval:
     """The Elo difference and its profile-likelihood interval from a trinomial or pentanomial tally.
 
     ``counts`` is ``(losses, draws, wins)`` or ``(LL, LD+DL, LW+DD+WL, DW+WD, WW)``
@@ -141,7 +144,7 @@ def elo_interval(counts: Sequence[int], confidence: float = 0.95) -> EloInterval
     games = round(units) * (2 if len(counts) == 5 else 1)
     critical = _NORMAL.inv_cdf(0.5 + confidence / 2.0) ** 2
     # Half a game: half a count of wins, a quarter of a count of pairs won twice.
-    amount = SHIFT / (len(counts) // 2)
+    amount = CONTINUITY_GAMES / (len(counts) // 2)
     down = _Profile(_shifted(counts, amount))
     up = _Profile(_shifted(counts[::-1], amount)[::-1])
     low = 0.0 if down.mean <= 0.0 else _end(down, critical, _EDGE, down.mean)
@@ -167,16 +170,14 @@ def elo_interval(counts: Sequence[int], confidence: float = 0.95) -> EloInterval
     )
 
 
-SHIFT = 0.5
-
-
 def _shifted(counts: Sequence[float], amount: float) -> list[float]:
     """``counts`` with ``amount`` of its best seen outcome moved to the worst outcome."""
     shifted = [float(c) for c in counts]
     best = max(k for k, c in enumerate(shifted) if c > 0)
     if best > 0:
-        shifted[best] -= amount
-        shifted[0] += amount
+        moved = min(amount, shifted[best])  # a fraction of a game cannot give more than it has
+        shifted[best] -= moved
+        shifted[0] += moved
     return shifted
 
 
@@ -188,7 +189,7 @@ def _end(profile: _Profile, critical: float, a: float, b: float) -> float:
 class _Profile:
     """The multinomial profile log-likelihood of the mean score of one tally."""
 
-    def __init__(self, counts: Sequence[int]) -> None:
+    def __init__(self, counts: Sequence[float]) -> None:
         size = len(counts)
         total = float(sum(counts))
         # Only seen outcomes enter the likelihood; unseen ones may take mass only at the ends.
