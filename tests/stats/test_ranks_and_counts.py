@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.stats import pentanomial_counts, trinomial_counts
+from arena.stats import match_counts, pentanomial_counts, trinomial_counts
 from arena.stats.ranks import is_provisional, rank_ranges
 
 
@@ -57,3 +57,9 @@ def test_pentanomial_counts() -> None:
     assert pentanomial_counts([2.0, 2, 1.5, 0]) == (1, 0, 0, 1, 2)
     with pytest.raises(ValueError, match="pair score"):
         pentanomial_counts([2.5])
+
+
+def test_match_counts_prefers_complete_pairs() -> None:
+    games = [1.0, 0.5, 0.0, 1.0, 1.0]
+    assert match_counts(games, [1.5, 1.0]) == (0, 0, 1, 1, 0)
+    assert match_counts(games, []) == (1, 1, 3)  # no complete pair yet: the single games
