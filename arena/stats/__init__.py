@@ -2,7 +2,7 @@
 
 Every Elo difference a user reads between two players comes from
 ``elo_interval``; ``elo_estimate`` is fishtest's figure, kept equal to it for
-the SPRT and for comparison.
+comparison with fishtest and cutechess.
 
 Malformed input (a count vector of the wrong length, negative counts, unknown
 models or bots) raises ``ValueError``. ``ArithmeticError`` would mean an
