@@ -32,6 +32,7 @@ interval is still computed but ``too_few`` is set: every channel then says
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,9 @@ CONTINUITY_GAMES = 0.5
 
 DECIMALS = 1
 """Elo figures in JSON are rounded to a tenth."""
+
+INTERVAL_CACHE = 4096
+"""Intervals of this many distinct tallies are kept: each takes a few milliseconds to compute."""
 
 _NORMAL = NormalDist()
 _EDGE = 1e-12  # how close to a score of 0 or 1 the search for an end may go
@@ -138,9 +142,15 @@ def elo_interval(counts: Sequence[float], confidence: float = 0.95) -> EloInterv
         raise ValueError(f"counts must be finite and not negative, got {list(counts)}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    units = float(sum(counts))
-    if units <= 0:
+    if sum(counts) <= 0:
         raise ValueError("no games to estimate from")
+    return _interval(tuple(float(c) for c in counts), confidence)
+
+
+@functools.lru_cache(maxsize=INTERVAL_CACHE)
+def _interval(counts: tuple[float, ...], confidence: float) -> EloInterval:
+    # A status rebuilt after each game recomputes every meeting's tally; only one has changed.
+    units = sum(counts)
     games = round(units) * (2 if len(counts) == 5 else 1)
     critical = _NORMAL.inv_cdf(0.5 + confidence / 2.0) ** 2
     # Half a game: half a count of wins, a quarter of a count of pairs won twice.
