@@ -68,6 +68,10 @@ async def test_a_live_round_robin_fills_its_crosstable_and_links_replays(
     await expect(crosstable.locator("tbody tr").nth(2).locator("td").last).to_have_text("4 / 8")
     await expect(page.locator("#standings tbody tr")).to_have_count(3)
     await expect(page.locator("#meetings tbody tr")).to_have_count(3)
+    # Two pairs per meeting: each says "too few games" rather than a number, and no LOS.
+    elo_cells = page.locator("#meetings tbody td.elo-interval")
+    await expect(elo_cells).to_have_text(["too few games"] * 3)
+    await expect(page.locator("#meetings tbody tr").first.locator("td").last).to_have_text("")
     await expect(page.locator("#games tbody tr")).to_have_count(12)
     await screenshot(page, "tournament-finished")
     # Each game links to its replay, which starts from the game's opening.
