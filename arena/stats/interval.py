@@ -19,7 +19,7 @@ other way. Without it the likelihood ratio covers the truth in only 84% of
 
 Unlike the normal approximation (``elo_estimate``, fishtest's figure) the
 interval is not symmetric and never claims certainty from a few games: 2–0
-reads ``[−318, +inf]``, not ``+1200 ± 276``. A sample at the edge (every game
+reads ``[−318, +inf]``, not ``+1200 ± 313``. A sample at the edge (every game
 won, or every game lost) has one infinite end; its point estimate takes half a
 game off the perfect score, so ``elo`` is always finite. LOS comes from the
 same (corrected) likelihood: ``Φ`` of the signed root of the deviance at
