@@ -44,7 +44,7 @@ from arena.store import Store
 from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
-from arena.tournaments.standings import build_status
+from arena.tournaments.standings import build_status, headline
 from arena.tournaments.state import GameResult, SlotKey, TournamentState
 from protocol.games import Fault, Termination
 from protocol.messages import ChallengeReceived, ServerMessage
@@ -296,6 +296,14 @@ class TournamentScheduler:
             run = self._runs.get(row["id"])
             if run is not None:
                 row.update(status=run.status, games=run.done_games, playing=len(run.playing))
+        return rows
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """``summaries`` with each tournament's ``headline`` (leader or SPRT verdict), for
+        ``GET /api/tournaments`` and the viewer's list; from the cached status objects."""
+        rows = await self.summaries()
+        for row in rows:
+            row.update(headline(await self.status(row["id"])))
         return rows
 
     def _status_of(self, run: TournamentState) -> dict[str, Any]:
