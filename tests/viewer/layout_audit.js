@@ -62,7 +62,8 @@
   },
 
   /**
-   * Every chart matching `selector`: both axes titled, every text inside the chart,
+   * Every chart matching `selector`: both axes titled, every text inside the chart
+ * and at least 10 px high on screen,
    * no two texts overlapping, no line passing through a text, and the band (if any)
    * drawn inside the plot frame rather than cut by it.
    */
@@ -78,6 +79,7 @@
         if (!title || !title.textContent.trim()) problems.push(`${selector}: the ${axis} axis has no title`);
       }
       for (const { node, box } of texts) {
+        if (box.height < 10) problems.push(`${selector}: "${node.textContent}" is ${box.height.toFixed(1)} px high`);
         if (box.left < outer.left - 1 || box.right > outer.right + 1 || box.top < outer.top - 1 || box.bottom > outer.bottom + 1) {
           problems.push(`${selector}: "${node.textContent}" sticks out of the chart`);
         }

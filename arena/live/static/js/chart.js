@@ -138,9 +138,11 @@ export function ratingChart(history, eloHistory, label, width = 640) {
  * An <svg> chart of an SPRT's LLR against games played (`sprt` as in the
  * tournament status: history [[games, llr]], lower, upper, llr), with its two
  * bounds; the bounds and zero are labelled on the y axis, outside the plot.
+ * Drawn `width` CSS pixels wide (at most 704), so its text keeps its size on a phone.
  */
-export function sprtChart(sprt) {
-  const WIDTH = 640, HEIGHT = 280;
+export function sprtChart(sprt, width = 640) {
+  const WIDTH = Math.max(280, Math.min(704, Math.round(width)));
+  const HEIGHT = WIDTH < 480 ? 240 : 280;
   const plot = { x0: 76, x1: WIDTH - 14, y0: 12, y1: HEIGHT - 46 };
   const history = sprt.history.length ? sprt.history : [[0, 0]];
   const maxGames = Math.max(2, ...history.map(([g]) => g));
@@ -148,7 +150,7 @@ export function sprtChart(sprt) {
   const low = Math.min(...values) * 1.1, high = Math.max(...values) * 1.1;
   const x = (g) => plot.x0 + (g / maxGames) * (plot.x1 - plot.x0);
   const y = (v) => plot.y0 + ((high - v) / (high - low)) * (plot.y1 - plot.y0);
-  const chart = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "sprt-chart", role: "img",
+  const chart = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, class: "sprt-chart", role: "img",
     "aria-label": `LLR ${sprt.llr.toFixed(2)} between ${sprt.lower.toFixed(2)} and ${sprt.upper.toFixed(2)}` });
   const horizontal = (cls, v) => svg("line", { class: cls, x1: plot.x0, x2: plot.x1, y1: y(v), y2: y(v) });
   const yLabel = (v, text) => svg("text", { class: "tick", x: plot.x0 - 6, y: y(v) + 4, "text-anchor": "end" }, text);
@@ -163,7 +165,7 @@ export function sprtChart(sprt) {
   );
   // Zero gets a label only where it does not crowd a bound's.
   if (Math.min(Math.abs(y(0) - y(sprt.upper)), Math.abs(y(0) - y(sprt.lower))) > 14) chart.append(yLabel(0, "0"));
-  const ticks = niceTicks(0, maxGames, 5).filter((g) => Number.isInteger(g));
+  const ticks = niceTicks(0, maxGames, WIDTH < 480 ? 3 : 5).filter((g) => Number.isInteger(g));
   ticks.forEach((g, i) => chart.append(svg("text", {
     class: "tick", x: x(g), y: plot.y1 + 16, "text-anchor": i === 0 ? "start" : g >= maxGames ? "end" : "middle",
   }, String(g))));

@@ -181,17 +181,27 @@ function gamesTable(games) {
       el("td", {}, el("a", { href: `/matches/${encodeURIComponent(g.match_id)}` }, g.match_id))))));
 }
 
+let shownSprt = null; // redrawn at the panel's width when the window is resized
+
 function showSprt(sprt) {
+  shownSprt = sprt;
   $("sprt-panel").hidden = !sprt;
   if (!sprt) return;
   $("sprt-verdict").textContent = sprtVerdict(sprt);
-  $("sprt-body").replaceChildren(
+  const body = $("sprt-body");
+  body.replaceChildren(
     el("p", {}, `H0: ${sprt.elo0} Elo, H1: ${sprt.elo1} Elo (${sprt.model}); LLR `,
       el("strong", { id: "llr" }, sprt.llr.toFixed(3)),
       ` in [${sprt.lower.toFixed(3)}, ${sprt.upper.toFixed(3)}]; pentanomial ${sprt.pentanomial.join(" ")}`),
-    sprtChart(sprt),
   );
+  body.append(sprtChart(sprt, body.clientWidth));
 }
+
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => showSprt(shownSprt), 150);
+});
 
 function show(t) {
   document.title = `${t.name || `Tournament ${t.id}`} · MCTS Arena`;
