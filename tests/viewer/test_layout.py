@@ -28,6 +28,7 @@ from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
+from tests.arena.http_schema import check_route
 from tests.arena.rating_data import random_games, seed_results
 from tests.tournament_bots import AutoBots
 
@@ -187,12 +188,9 @@ async def test_the_tournaments_list_shows_each_leader_or_sprt_verdict(
         f"running, LLR 0.00 in [{waiting['lower']:.2f}, {waiting['upper']:.2f}]"
     )
     # The API's list carries the status's own leader and SPRT fields (no second computation).
-    listed = {
-        row["id"]: row
-        for row in (await page.evaluate("fetch('/api/tournaments').then(r => r.json())"))[
-            "tournaments"
-        ]
-    }
+    listing = await page.evaluate("fetch('/api/tournaments').then(r => r.json())")
+    check_route("/api/tournaments", 200, listing)  # the documented body
+    listed = {row["id"]: row for row in listing["tournaments"]}
     assert listed[world.round_robin]["leader"] == leader
     assert listed[world.round_robin]["sprt"] is None
     assert listed[world.sprt_done]["sprt"] == {
