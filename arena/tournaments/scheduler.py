@@ -125,6 +125,8 @@ class TournamentScheduler:
         """Bot -> monotonic time before which it is not challenged again (it declined)."""
         self._listeners: list[TournamentListener] = []
         self._cache: dict[int, tuple[object, dict[str, Any]]] = {}
+        self._headlines: dict[int, dict[str, Any]] = {}
+        """``headline`` of each finished or cancelled tournament listed: it no longer changes."""
         self._publishing: set[int] = set()
         self._wake = asyncio.Event()
         self._stopped = False
@@ -303,7 +305,13 @@ class TournamentScheduler:
         ``GET /api/tournaments`` and the viewer's list; from the cached status objects."""
         rows = await self.summaries()
         for row in rows:
-            row.update(headline(await self.status(row["id"])))
+            shown = self._headlines.get(row["id"])
+            if shown is None:
+                status = await self.status(row["id"])
+                shown = headline(status)
+                if status["status"] in ("finished", "cancelled"):
+                    self._headlines[row["id"]] = shown
+            row.update(shown)
         return rows
 
     def _status_of(self, run: TournamentState) -> dict[str, Any]:

@@ -78,8 +78,13 @@ async def world(store: Store, open_page: PageFactory) -> AsyncIterator[World]:
                 "model": "normalized", "max_games": 400}  # fmt: skip
         world = World(
             arena,
-            await create(arena, format="round-robin", bots=PLAYERS, games_per_pair=2,
-                         name="evening round robin"),  # fmt: skip
+            await create(
+                arena,
+                format="round-robin",
+                bots=PLAYERS,
+                games_per_pair=2,
+                name="evening round robin",
+            ),
             await create(arena, bots=("mcts-2000", "greedy"), name="is mcts-2000 better?", **sprt),
             await create(arena, bots=("random", "solver"), name="waiting for its bots", **sprt),
         )
