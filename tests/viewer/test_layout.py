@@ -15,6 +15,7 @@ or SPRT verdict, the same as the tournament's own status.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,11 @@ async def world(store: Store, open_page: PageFactory) -> AsyncIterator[World]:
         await arena.shutdown()
 
 
+def half_up(value: float) -> int:
+    """A number as the page rounds it (``Math.round``: halves go up)."""
+    return math.floor(value + 0.5)
+
+
 async def audit(page: Page, check: str, argument: object) -> list[str]:
     """Run one of ``layout_audit.js``'s checks in the page."""
     problems: list[str] = await page.evaluate(f"({AUDIT}).{check}({json.dumps(argument)})")
@@ -175,9 +181,10 @@ async def test_the_tournaments_list_shows_each_leader_or_sprt_verdict(
     leader = (await status(world.round_robin))["leader"]
     assert leader is not None
     await expect(cell(world.round_robin)).to_have_attribute("data-leader", leader["bot"])
-    sign = "+" if round(leader["rating"]) > 0 else "\u2212" if round(leader["rating"]) < 0 else ""
+    points = half_up(abs(leader["rating"]))  # as the page rounds
+    sign = "" if points == 0 else "+" if leader["rating"] > 0 else "\u2212"
     await expect(cell(world.round_robin)).to_have_text(
-        f"{leader['bot']} {sign}{abs(round(leader['rating']))} ± {round(leader['ci95'])}"
+        f"{leader['bot']} {sign}{points} ± {half_up(leader['ci95'])}"
     )
     # The finished SPRT says which hypothesis it accepted and when, as its page does.
     sprt = (await status(world.sprt_done))["sprt"]
