@@ -4,7 +4,8 @@
   /**
    * Every table's columns are shown, and each header cell is inside its nearest
    * clipping box, or (unless `strict`) that box scrolls sideways far enough to
-   * show it; no box and no page overflows the window sideways.
+   * show it; no box and no page overflows the window sideways, and no element
+   * cuts off its content sideways without scrolling (or an ellipsis).
    */
   tables(strict) {
     const problems = [];
@@ -12,6 +13,14 @@
     const shown = (node) => node.getClientRects().length > 0 && node.getBoundingClientRect().width >= 1;
     const root = document.documentElement;
     if (root.scrollWidth > innerWidth) problems.push(`the page scrolls sideways: ${root.scrollWidth} > ${innerWidth}`);
+    // Nothing cuts its content off sideways without a way to scroll to it (an ellipsis says so).
+    for (const node of document.body.querySelectorAll("*")) {
+      const style = getComputedStyle(node);
+      if (["hidden", "clip"].includes(style.overflowX) && style.textOverflow !== "ellipsis"
+          && node.scrollWidth > node.clientWidth + 1) {
+        problems.push(`${name(node)} cuts its content: ${node.scrollWidth} > ${node.clientWidth}`);
+      }
+    }
     for (const table of document.querySelectorAll("table")) {
       if (!table.getClientRects().length) continue; // in a hidden panel
       const label = name(table);

@@ -52,6 +52,8 @@ class World:
     round_robin: int
     sprt_done: int
     sprt_waiting: int
+    replay: str
+    """A round robin game's match id."""
 
     @property
     def base(self) -> str:
@@ -88,6 +90,7 @@ async def world(store: Store, open_page: PageFactory) -> AsyncIterator[World]:
             ),
             await create(arena, bots=("mcts-2000", "greedy"), name="is mcts-2000 better?", **sprt),
             await create(arena, bots=("random", "solver"), name="waiting for its bots", **sprt),
+            "",
         )
         page = await open_page()
         for tid in (world.round_robin, world.sprt_done):
@@ -95,6 +98,9 @@ async def world(store: Store, open_page: PageFactory) -> AsyncIterator[World]:
             await expect(page.locator("#tournament")).to_have_attribute(
                 "data-status", "finished", timeout=30_000
             )
+        assert arena.tournaments is not None
+        status = await arena.tournaments.scheduler.status(world.round_robin)
+        world.replay = status["games"][0]["match_id"]
         await page.context.close()
         yield world
     finally:
@@ -122,6 +128,7 @@ async def test_every_table_column_is_shown_or_scrolls_into_view_at_every_width(
         "/tournaments": "table.tournaments tbody tr",
         f"/tournaments/{world.round_robin}": "#games tbody tr",
         f"/tournaments/{world.sprt_done}": "#games tbody tr",
+        f"/matches/{world.replay}": "#moves li",
     }
     found: dict[str, list[str]] = {}
     for width in WIDTHS:
