@@ -2,7 +2,8 @@
 
 ::
 
-    GET  /api/tournaments               every tournament, newest first
+    GET  /api/tournaments               every tournament, newest first, with its leader
+                                        or SPRT verdict (``standings.headline``)
     GET  /api/tournaments/ID            its status (``arena.tournaments.standings``)
     POST /api/tournaments               create one (admin), with the body
                                         {"settings": {...}, "openings": {"source":
@@ -35,7 +36,7 @@ def add_tournament_routes(router: Router, scheduler: TournamentScheduler, admin_
         return token_matches(admin_token, request.headers.get("authorization"))
 
     async def listing(request: HttpRequest) -> HttpResponse:
-        return json_response({"tournaments": await scheduler.summaries()})
+        return json_response({"tournaments": await scheduler.listing()})
 
     async def one(request: HttpRequest) -> HttpResponse:
         try:

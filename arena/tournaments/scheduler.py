@@ -44,7 +44,7 @@ from arena.store import Store
 from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
-from arena.tournaments.standings import build_status
+from arena.tournaments.standings import build_status, headline
 from arena.tournaments.state import GameResult, SlotKey, TournamentState
 from protocol.games import Fault, Termination
 from protocol.messages import ChallengeReceived, ServerMessage
@@ -125,6 +125,8 @@ class TournamentScheduler:
         """Bot -> monotonic time before which it is not challenged again (it declined)."""
         self._listeners: list[TournamentListener] = []
         self._cache: dict[int, tuple[object, dict[str, Any]]] = {}
+        self._headlines: dict[int, dict[str, Any]] = {}
+        """``headline`` of each finished or cancelled tournament listed: it no longer changes."""
         self._publishing: set[int] = set()
         self._wake = asyncio.Event()
         self._stopped = False
@@ -296,6 +298,20 @@ class TournamentScheduler:
             run = self._runs.get(row["id"])
             if run is not None:
                 row.update(status=run.status, games=run.done_games, playing=len(run.playing))
+        return rows
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """``summaries`` with each tournament's ``headline`` (leader or SPRT verdict), for
+        ``GET /api/tournaments`` and the viewer's list; from the cached status objects."""
+        rows = await self.summaries()
+        for row in rows:
+            shown = self._headlines.get(row["id"])
+            if shown is None:
+                status = await self.status(row["id"])
+                shown = headline(status)
+                if status["status"] in ("finished", "cancelled"):
+                    self._headlines[row["id"]] = shown
+            row.update(shown)
         return rows
 
     def _status_of(self, run: TournamentState) -> dict[str, Any]:

@@ -11,6 +11,9 @@ the viewer's page and ``arena tournament status`` all show this.
   relative: the field's mean is 0;
 - ``sprt``: the LLR, its bounds, the verdict and the LLR after each pair.
 
+``headline`` picks from a status what the tournaments list shows of it: the
+leader, or for an SPRT its verdict and LLR.
+
 Forfeits count as points for the opponent but in no statistic: no game was played.
 """
 
@@ -79,6 +82,24 @@ def build_status(state: TournamentState, openings_source: str | None = None) -> 
     status["sprt"] = _sprt(state)
     status["games"] = _games(state)
     return status
+
+
+SPRT_HEADLINE = ("verdict", "verdict_games", "llr", "lower", "upper")
+"""The fields of ``sprt`` the tournaments list shows (not the chart's history)."""
+
+
+def headline(status: dict[str, Any]) -> dict[str, Any]:
+    """What the tournaments list shows of ``status`` (``build_status``'s object).
+
+    ``{"leader": ..., "sprt": None}`` with the leader's standings row (``None``
+    before a game counted) for a round robin or gauntlet; ``{"leader": None,
+    "sprt": {...}}`` with the verdict (``None`` while running), the LLR and its
+    bounds for an SPRT. Nothing is computed here: both are the status's own.
+    """
+    sprt = status["sprt"]
+    if sprt is not None:
+        return {"leader": None, "sprt": {key: sprt[key] for key in SPRT_HEADLINE}}
+    return {"leader": status["leader"], "sprt": None}
 
 
 def _crosstable(state: TournamentState, forfeits: list[tuple[int, int]]) -> dict[str, Any]:

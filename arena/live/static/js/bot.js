@@ -59,6 +59,11 @@ function opponentsTable(line) {
       el("td", { class: "num wdl" }, formatRatingInterval(row))))));
 }
 
+/** A table in a box that scrolls sideways when the table is wider than the panel. */
+function scrolling(table) {
+  return table && el("div", { class: "table-scroll" }, table);
+}
+
 /** Charts to (re)draw at their figure's width: figure -> draw(width). */
 const charts = new Map();
 
@@ -89,7 +94,7 @@ function gameSection(line) {
     el("div", { class: "panel-head" }, el("h2", {}, title)),
     facts(line),
     chart,
-    opponentsTable(line));
+    scrolling(opponentsTable(line)));
 }
 
 function interval(pair, format) {

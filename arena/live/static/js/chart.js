@@ -1,15 +1,18 @@
-// The rating-history chart of the bot page, drawn as SVG from the data alone.
+// The viewer's charts, drawn as SVG from the data alone: the bot page's rating
+// history and the tournament page's SPRT.
 //
-// x is time; y is rating. The band is the fitted rating's 95% interval after
-// each checkpoint, the solid line the fitted rating, the dashed line the
-// incremental Elo after each rated game. Styling is in CSS (classes only: the
-// pages' Content-Security-Policy allows no inline styles).
+// Rating history: x is time; y is rating. The band is the fitted rating's 95%
+// interval after each checkpoint (the y range holds all of it: a wide early
+// interval is shown as wide as it is), the solid line the fitted rating, the
+// dashed line the incremental Elo after each rated game.
+//
+// Both charts title their axes and keep every text in the margins, clear of
+// the lines. Styling is in CSS (classes only: the pages' Content-Security-Policy
+// allows no inline styles).
 
 const SVG = "http://www.w3.org/2000/svg";
-const MARGIN = { left: 48, right: 14, top: 12, bottom: 28 };
-/** The y range follows the ratings, and the band only up to this half-width, so a
- *  first game's ±800 does not flatten everything after it (the band is clipped). */
-const BAND_LIMIT = 150;
+/** Room for the y tick labels and the rotated y title (left), the x ticks and title (bottom). */
+const MARGIN = { left: 64, right: 14, top: 12, bottom: 46 };
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
@@ -39,6 +42,17 @@ function timeLabel(ms, span) {
   return `${date.getSeconds()}.${String(date.getMilliseconds()).padStart(3, "0")} s`;
 }
 
+/** The x title centred under the plot and the y title turned along its left edge. */
+function axisTitles(plot, height, xTitle, yTitle) {
+  const middle = (plot.y0 + plot.y1) / 2;
+  return [
+    svg("text", { class: "axis-title x", x: (plot.x0 + plot.x1) / 2, y: height - 6, "text-anchor": "middle" }, xTitle),
+    svg("text", {
+      class: "axis-title y", x: 14, y: middle, "text-anchor": "middle", transform: `rotate(-90 14 ${middle})`,
+    }, yTitle),
+  ];
+}
+
 function linePath(points) {
   return points.map(([x, y], i) => `${i ? "L" : "M"}${x.toFixed(1)},${y.toFixed(1)}`).join("");
 }
@@ -53,14 +67,17 @@ let clipIds = 0;
 export function ratingChart(history, eloHistory, label, width = 640) {
   const WIDTH = Math.max(280, Math.round(width));
   const HEIGHT = WIDTH < 480 ? 220 : 260;
-  const fit = history.map((p) => ({ t: Date.parse(p.at), rating: p.rating, ci95: p.ci95, games: p.games }));
+  // A checkpoint without a finite interval has no band to draw (its line point stays).
+  const fit = history.map((p) => ({
+    t: Date.parse(p.at), rating: p.rating, ci95: Number.isFinite(p.ci95) ? p.ci95 : 0, games: p.games,
+  }));
   const elo = eloHistory.map((p) => ({ t: Date.parse(p.at), elo: p.elo }));
   const times = [...fit.map((p) => p.t), ...elo.map((p) => p.t)];
   let t0 = Math.min(...times);
   let t1 = Math.max(...times);
   if (!(t1 > t0)) { t0 -= 1000; t1 += 1000; }
   const values = [
-    ...fit.flatMap((p) => [p.rating - Math.min(p.ci95, BAND_LIMIT), p.rating + Math.min(p.ci95, BAND_LIMIT)]),
+    ...fit.flatMap((p) => [p.rating - p.ci95, p.rating + p.ci95]),
     ...elo.map((p) => p.elo),
   ];
   let lo = Math.min(...values);
@@ -94,9 +111,9 @@ export function ratingChart(history, eloHistory, label, width = 640) {
     if (text === previous) continue; // a label says something new or nothing
     previous = text;
     const anchor = i === 0 ? "start" : i === xTicks ? "end" : "middle";
-    grid.append(svg("text", { x: x(t), y: HEIGHT - 8, class: "tick", "text-anchor": anchor }, text));
+    grid.append(svg("text", { x: x(t), y: plot.y1 + 16, class: "tick", "text-anchor": anchor }, text));
   }
-  root.append(grid);
+  root.append(grid, ...axisTitles(plot, HEIGHT, "time", "rating"));
 
   const layers = svg("g", { "clip-path": `url(#${clipId})` });
   if (fit.length) {
@@ -115,4 +132,46 @@ export function ratingChart(history, eloHistory, label, width = 640) {
     class: "chart-frame", x: plot.x0, y: plot.y0, width: plot.x1 - plot.x0, height: plot.y1 - plot.y0,
   }));
   return root;
+}
+
+/**
+ * An <svg> chart of an SPRT's LLR against games played (`sprt` as in the
+ * tournament status: history [[games, llr]], lower, upper, llr), with its two
+ * bounds; the bounds and zero are labelled on the y axis, outside the plot.
+ * Drawn `width` CSS pixels wide (at most 704), so its text keeps its size on a phone.
+ */
+export function sprtChart(sprt, width = 640) {
+  const WIDTH = Math.max(280, Math.min(704, Math.round(width)));
+  const HEIGHT = WIDTH < 480 ? 240 : 280;
+  const plot = { x0: 76, x1: WIDTH - 14, y0: 12, y1: HEIGHT - 46 };
+  const history = sprt.history.length ? sprt.history : [[0, 0]];
+  const maxGames = Math.max(2, ...history.map(([g]) => g));
+  const values = history.map(([, llr]) => llr).concat([sprt.lower, sprt.upper, 0]);
+  const low = Math.min(...values) * 1.1, high = Math.max(...values) * 1.1;
+  const x = (g) => plot.x0 + (g / maxGames) * (plot.x1 - plot.x0);
+  const y = (v) => plot.y0 + ((high - v) / (high - low)) * (plot.y1 - plot.y0);
+  const chart = svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, class: "sprt-chart", role: "img",
+    "aria-label": `LLR ${sprt.llr.toFixed(2)} between ${sprt.lower.toFixed(2)} and ${sprt.upper.toFixed(2)}` });
+  const horizontal = (cls, v) => svg("line", { class: cls, x1: plot.x0, x2: plot.x1, y1: y(v), y2: y(v) });
+  const yLabel = (v, text) => svg("text", { class: "tick", x: plot.x0 - 6, y: y(v) + 4, "text-anchor": "end" }, text);
+  chart.append(
+    horizontal("zero", 0),
+    horizontal("bound upper", sprt.upper),
+    horizontal("bound lower", sprt.lower),
+    svg("line", { class: "axis", x1: plot.x0, x2: plot.x1, y1: plot.y1, y2: plot.y1 }),
+    svg("line", { class: "axis", x1: plot.x0, x2: plot.x0, y1: plot.y0, y2: plot.y1 }),
+    yLabel(sprt.upper, `H1 ${sprt.upper.toFixed(2)}`),
+    yLabel(sprt.lower, `H0 ${sprt.lower.toFixed(2)}`),
+  );
+  // Zero gets a label only where it does not crowd a bound's.
+  if (Math.min(Math.abs(y(0) - y(sprt.upper)), Math.abs(y(0) - y(sprt.lower))) > 14) chart.append(yLabel(0, "0"));
+  const ticks = niceTicks(0, maxGames, WIDTH < 480 ? 3 : 5).filter((g) => Number.isInteger(g));
+  ticks.forEach((g, i) => chart.append(svg("text", {
+    class: "tick", x: x(g), y: plot.y1 + 16, "text-anchor": i === 0 ? "start" : g >= maxGames ? "end" : "middle",
+  }, String(g))));
+  chart.append(
+    ...axisTitles(plot, HEIGHT, "games played", "LLR"),
+    svg("polyline", { class: "llr", points: history.map(([g, v]) => `${x(g).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }),
+  );
+  return chart;
 }

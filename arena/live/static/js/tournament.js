@@ -7,10 +7,10 @@
 // bounds, and the games with links to their replays.
 
 import { fetchJSON } from "./api.js";
+import { sprtChart } from "./chart.js";
 import { el, formatEloInterval, formatLos, formatWhen } from "./dom.js";
 
 const POLL_MS = 2000;
-const SVG = "http://www.w3.org/2000/svg";
 const $ = (id) => document.getElementById(id);
 const idMatch = location.pathname.match(/^\/tournaments\/(\d+)$/);
 const root = $("tournament");
@@ -29,24 +29,47 @@ function setConnection(status, text) {
 
 // The list --------------------------------------------------------------------
 
+/** An SPRT's state in words: its verdict, or where its LLR stands between the bounds. */
+function sprtVerdict(sprt) {
+  if (sprt.verdict === "H0" || sprt.verdict === "H1") {
+    return `${sprt.verdict} accepted after ${sprt.verdict_games} games`;
+  }
+  if (sprt.verdict) return `stopped at max games, LLR ${sprt.llr.toFixed(2)}`;
+  return `running, LLR ${sprt.llr.toFixed(2)} in [${sprt.lower.toFixed(2)}, ${sprt.upper.toFixed(2)}]`;
+}
+
+/** The list's "Leader / verdict" cell: the SPRT's verdict, or the leader ± 95%. */
+function headlineCell(row) {
+  if (row.sprt) {
+    return el("td", { class: "headline", dataset: { verdict: row.sprt.verdict ?? "running" } },
+      sprtVerdict(row.sprt));
+  }
+  const leader = row.leader;
+  if (!leader) return el("td", { class: "headline muted" }, "no games yet");
+  return el("td", { class: "headline", dataset: { leader: leader.bot } },
+    el("strong", {}, leader.bot), ` ${signed(leader.rating)} ± ${Math.round(leader.ci95)}`);
+}
+
 function listTable(rows) {
   if (!rows.length) return el("p", { class: "muted" }, "No tournaments yet.");
-  return el("table", { class: "tournaments" },
+  return el("div", { class: "table-scroll" }, el("table", { class: "tournaments" },
     el("thead", {}, el("tr", {},
       el("th", { scope: "col", class: "num" }, "#"),
       el("th", { scope: "col" }, "Name"),
       el("th", { scope: "col" }, "Game"),
       el("th", { scope: "col" }, "Format"),
       el("th", { scope: "col" }, "Status"),
-      el("th", { scope: "col", class: "num" }, "Games"))),
+      el("th", { scope: "col", class: "num" }, "Games"),
+      el("th", { scope: "col", title: "a round robin's or gauntlet's leader (rating ± 95%, relative to the field), an SPRT's verdict" },
+        "Leader / verdict"))),
     el("tbody", {}, rows.map((row) => el("tr", { dataset: { id: row.id } },
       el("td", { class: "num" }, row.id),
       el("th", { scope: "row" }, el("a", { href: `/tournaments/${row.id}` }, row.name || `Tournament ${row.id}`)),
       el("td", {}, row.game),
       el("td", {}, row.format),
-      el("td", {}, el("span", { class: "status-badge", dataset: { status: row.status } },
-        row.verdict ? `${row.status} (${row.verdict})` : row.status)),
-      el("td", { class: "num" }, `${row.games} / ${row.total}`)))));
+      el("td", {}, el("span", { class: "status-badge", dataset: { status: row.status } }, row.status)),
+      el("td", { class: "num" }, `${row.games} / ${row.total}`),
+      headlineCell(row))))));
 }
 
 async function showList() {
@@ -158,52 +181,27 @@ function gamesTable(games) {
       el("td", {}, el("a", { href: `/matches/${encodeURIComponent(g.match_id)}` }, g.match_id))))));
 }
 
-function svg(tag, attrs = {}, text = null) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  if (text !== null) node.textContent = text;
-  return node;
-}
-
-/** LLR against games played, with the two bounds, as an SVG line chart. */
-function sprtChart(sprt) {
-  const width = 640, height = 260, left = 44, right = 12, top = 12, bottom = 30;
-  const history = sprt.history.length ? sprt.history : [[0, 0]];
-  const maxGames = Math.max(2, ...history.map(([g]) => g));
-  const values = history.map(([, llr]) => llr).concat([sprt.lower, sprt.upper, 0]);
-  const low = Math.min(...values) * 1.1, high = Math.max(...values) * 1.1;
-  const x = (g) => left + (g / maxGames) * (width - left - right);
-  const y = (v) => top + ((high - v) / (high - low)) * (height - top - bottom);
-  const chart = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "sprt-chart", role: "img",
-    "aria-label": `LLR ${sprt.llr.toFixed(2)} between ${sprt.lower.toFixed(2)} and ${sprt.upper.toFixed(2)}` });
-  chart.append(
-    svg("line", { class: "zero", x1: left, x2: width - right, y1: y(0), y2: y(0) }),
-    svg("line", { class: "bound upper", x1: left, x2: width - right, y1: y(sprt.upper), y2: y(sprt.upper) }),
-    svg("line", { class: "bound lower", x1: left, x2: width - right, y1: y(sprt.lower), y2: y(sprt.lower) }),
-    svg("text", { x: 4, y: y(sprt.upper) + 4 }, `H1 ${sprt.upper.toFixed(2)}`),
-    svg("text", { x: 4, y: y(sprt.lower) + 4 }, `H0 ${sprt.lower.toFixed(2)}`),
-    svg("line", { class: "axis", x1: left, x2: width - right, y1: height - bottom, y2: height - bottom }),
-    svg("text", { x: width - right, y: height - 8, "text-anchor": "end" }, `${maxGames} games`),
-    svg("text", { x: left, y: height - 8 }, "0"),
-    svg("polyline", { class: "llr", points: history.map(([g, v]) => `${x(g).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }),
-  );
-  return chart;
-}
+let shownSprt = null; // redrawn at the panel's width when the window is resized
 
 function showSprt(sprt) {
+  shownSprt = sprt;
   $("sprt-panel").hidden = !sprt;
   if (!sprt) return;
-  const verdict = sprt.verdict === "H0" || sprt.verdict === "H1"
-    ? `${sprt.verdict} accepted after ${sprt.verdict_games} games`
-    : sprt.verdict ? "stopped at max games" : "running";
-  $("sprt-verdict").textContent = verdict;
-  $("sprt-body").replaceChildren(
+  $("sprt-verdict").textContent = sprtVerdict(sprt);
+  const body = $("sprt-body");
+  body.replaceChildren(
     el("p", {}, `H0: ${sprt.elo0} Elo, H1: ${sprt.elo1} Elo (${sprt.model}); LLR `,
       el("strong", { id: "llr" }, sprt.llr.toFixed(3)),
       ` in [${sprt.lower.toFixed(3)}, ${sprt.upper.toFixed(3)}]; pentanomial ${sprt.pentanomial.join(" ")}`),
-    sprtChart(sprt),
   );
+  body.append(sprtChart(sprt, body.clientWidth));
 }
+
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => showSprt(shownSprt), 150);
+});
 
 function show(t) {
   document.title = `${t.name || `Tournament ${t.id}`} · MCTS Arena`;
