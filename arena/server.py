@@ -60,6 +60,7 @@ from arena.play.lobby import Lobby, TimeLimits
 from arena.play.match import ObserverGroup
 from arena.play.matchmaker import Matchmaker
 from arena.play.referee import DEFAULT_GRACE_S
+from arena.play.rated_openings import RatedOpenings
 from arena.play.registry import MatchRegistry
 from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite
@@ -108,6 +109,9 @@ class ArenaConfig:
     close_timeout_s: float = 5.0
     pairing_window_s: float = 0.5
     """How long seeks gather before a pairing pass, so close ratings can find each other."""
+    rated_openings: bool = True
+    """Rated ladder games start from the game's balanced openings, in colour-swapped pairs
+    (``arena.play.rated_openings``); False: from the initial position, colours drawn."""
     pace_ms: int = 0
     """Pause between a move and the next turn, on nobody's clock (for people watching)."""
     leaderboard_refresh_s: float = 1.0
@@ -345,6 +349,7 @@ class ArenaServer:
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
+            openings=RatedOpenings(store.pair_history) if config.rated_openings else None,
         )
         cluster = None
         if config.allow_multi_node and not is_sqlite(store.engine):

@@ -1,0 +1,83 @@
+"""Rated ladder games that teach something: balanced openings, played as colour-swapped pairs.
+
+Two deterministic bots that start every game from the initial position play
+the same game every time, and each copy would count as new evidence. So a
+rated match the lobby pairs (seekers or a challenge; never a tournament's,
+which brings its own openings) starts from an opening of the game's balanced
+suite (``arena.tournaments.openings.balanced_suite``, the one ``arena
+ladder`` and tournaments use), in pairs as tournaments play them:
+
+- two bots whose rated ladder games so far are an odd number play the
+  *return game* of their last one: the same opening, colours swapped;
+- otherwise they start a new pair: the next opening of the suite (the ``n``-th
+  pair of two bots takes opening ``n`` counted from a place that depends on
+  their names, so different pairs do not all start on the same line), with
+  the colours the lobby drew.
+
+A game without a suite (tic-tac-toe, Othello) keeps the initial position and
+still alternates colours. Once two bots have played every opening of the
+suite both ways, the suite starts over. The history comes from the store
+(``arena.store.pair_history``) the first time a pair meets after start-up,
+then from a bounded cache this chooser keeps current with the games it
+starts; with several nodes sharing a database it may trail the other nodes'
+games, as the rating cache does. ``arena serve --no-rated-openings`` turns
+all this off (``ArenaConfig.rated_openings``).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+from arena.play.lobby import Pairing
+from arena.store.pair_history import PairHistory
+from arena.tournaments.openings import OpeningSuite, balanced_suite
+
+HistoryReader = Callable[[str, str, str], Awaitable[PairHistory]]
+"""``(game, a, b)`` -> the two bots' rated ladder games (``Store.pair_history``)."""
+
+CACHED_PAIRS = 100_000
+"""Pairs whose history is kept in memory (least recently met first out)."""
+
+
+def pair_start(history: PairHistory, pairing: Pairing, suite: OpeningSuite) -> Pairing:
+    """``pairing`` as the next game of two bots with ``history`` (see the module docstring)."""
+    a, b = sorted(pairing.players)
+    if history.games % 2 == 1 and history.last_first in (a, b):
+        first = b if history.last_first == a else a  # last game's second player moves first
+        return replace(pairing, players=(first, a if first == b else b), opening=history.last_opening)
+    offset = zlib.crc32(f"{pairing.game}\0{a}\0{b}".encode())
+    openings = suite.openings
+    return replace(pairing, opening=openings[(offset + history.games // 2) % len(openings)])
+
+
+class RatedOpenings:
+    """Chooses where each rated ladder match starts; see the module docstring."""
+
+    def __init__(
+        self,
+        history: HistoryReader,
+        *,
+        suite_of: Callable[[str], OpeningSuite] = balanced_suite,
+        cached_pairs: int = CACHED_PAIRS,
+    ) -> None:
+        self._history = history
+        self._suite_of = suite_of
+        self._cached_pairs = cached_pairs
+        self._cache: OrderedDict[tuple[str, str, str], PairHistory] = OrderedDict()
+
+    async def choose(self, pairing: Pairing) -> Pairing:
+        """``pairing`` with its opening and colours set; counts it as the pair's next game."""
+        a, b = sorted(pairing.players)
+        key = (pairing.game, a, b)
+        history = self._cache.get(key)
+        if history is None:
+            history = await self._history(pairing.game, a, b)
+        chosen = pair_start(history, pairing, self._suite_of(pairing.game))
+        self._cache[key] = PairHistory(history.games + 1, chosen.opening, chosen.players[0])
+        self._cache.move_to_end(key)
+        if len(self._cache) > self._cached_pairs:
+            self._cache.popitem(last=False)
+        return chosen
