@@ -40,8 +40,8 @@ class Position:
 
 
 def choice_matters(before: Solved, moves: Sequence[Solved]) -> bool | None:
-    """Whether some of ``moves`` (the values of legal moves in a position worth ``before``, all
-    from the mover's side) has a lower outcome than ``before``; None when that is not known."""
+    """Whether some of ``moves`` (the values of every legal move in a position worth ``before``,
+    all from the mover's side) has a lower outcome than ``before``; None when not known."""
     if before.outcome is None:
         return None
     if before.outcome == -1:
@@ -56,13 +56,11 @@ def verdict(
     ply: int, before: Solved, after: Solved, budget_ms: int, others: Sequence[Solved] = ()
 ) -> MoveAnalysisRecord:
     """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side,
-    ``others`` the values of the moves not played (empty when not solved)."""
+    ``others`` the values of every move not played (``UNKNOWN`` where not solved)."""
     blunder = None
     if before.outcome is not None and after.outcome is not None:
         blunder = after.outcome < before.outcome
-    matters = choice_matters(before, [after])
-    if matters is None and others:
-        matters = choice_matters(before, [after, *others])
+    matters = choice_matters(before, [after, *others])
     return MoveAnalysisRecord(
         ply, before.score, after.score, before.outcome, after.outcome, blunder, budget_ms, matters
     )
@@ -119,8 +117,8 @@ class GamePlan:
         for ply in self.todo:
             before = solved[ply]
             after = _played_value(self._states[ply + 1], ply, solved.get(ply + 1))
-            if after.outcome is None or choice_matters(before, [after]) is not None:
-                continue  # an unjudged move, or one whose own value settles it
+            if before.outcome in (None, -1) or after.outcome != before.outcome:
+                continue  # unknown, lost (no move loses more), a blunder, or unjudged
             state, mirror = self._states[ply], self._mirrors[ply]
             for move in state.legal_moves():
                 child = state.play(move)
