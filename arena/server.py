@@ -59,8 +59,8 @@ from arena.play.clock import Clock, MonotonicClock
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.match import ObserverGroup
 from arena.play.matchmaker import Matchmaker
-from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.rated_openings import RatedOpenings
+from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
 from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite

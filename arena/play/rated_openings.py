@@ -46,8 +46,9 @@ def pair_start(history: PairHistory, pairing: Pairing, suite: OpeningSuite) -> P
     """``pairing`` as the next game of two bots with ``history`` (see the module docstring)."""
     a, b = sorted(pairing.players)
     if history.games % 2 == 1 and history.last_first in (a, b):
-        first = b if history.last_first == a else a  # last game's second player moves first
-        return replace(pairing, players=(first, a if first == b else b), opening=history.last_opening)
+        # The last game's second player moves first.
+        players = (b, a) if history.last_first == a else (a, b)
+        return replace(pairing, players=players, opening=history.last_opening)
     offset = zlib.crc32(f"{pairing.game}\0{a}\0{b}".encode())
     openings = suite.openings
     return replace(pairing, opening=openings[(offset + history.games // 2) % len(openings)])

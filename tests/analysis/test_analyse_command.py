@@ -100,8 +100,11 @@ def test_every_move_is_analysed_and_endgames_match_brute_force(analysed: Analyse
                 ), (match_id, row)
                 assert row.blunder is (after.outcome < before.outcome)
                 # Judged only where some legal move changes the value, by brute force.
-                worse = [m for m in state.legal_moves() if move_value(state, m, memo).outcome
-                         < before.outcome]
+                worse = [
+                    m
+                    for m in state.legal_moves()
+                    if move_value(state, m, memo).outcome < before.outcome
+                ]
                 assert row.choice_matters is bool(worse), (match_id, row)
                 matters[row.choice_matters] += 1
             state = state.play(move)
@@ -128,8 +131,9 @@ def expected_counts(path: Path) -> dict[str, dict[str, int]]:
     with sqlite3.connect(path) as db:
         rows = db.execute(
             "SELECT a.match_id, a.ply, a.outcome_before, a.outcome_after, a.blunder,"
-            " a.choice_matters, p0.name, p1.name FROM move_analysis a JOIN matches m ON m.id = a.match_id"
-            " JOIN bots p0 ON p0.id = m.player0_id JOIN bots p1 ON p1.id = m.player1_id"
+            " a.choice_matters, p0.name, p1.name FROM move_analysis a"
+            " JOIN matches m ON m.id = a.match_id JOIN bots p0 ON p0.id = m.player0_id"
+            " JOIN bots p1 ON p1.id = m.player1_id"
         ).fetchall()
     for match_id, ply, before, after, blunder, matters, name0, name1 in rows:
         mover = (name0, name1)[ply % 2]

@@ -163,3 +163,40 @@ async def test_database_at_first_revision_upgrades_in_place(tmp_path: Path) -> N
         assert changes[0].bot == "older" and changes[0].before == 1484.0
     finally:
         await store.close()
+
+
+async def test_analyses_made_before_choice_matters_are_deleted_for_a_fresh_run(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path)
+    engine = make_engine(url)
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    try:
+        await migrate(engine, "0007")
+        async with engine.begin() as connection:
+            for statement in (
+                "INSERT INTO bots (id, name, token_hash, created_at, active) VALUES"
+                " (1, 'a', 'h', :at, 1), (2, 'b', 'h', :at, 1)",
+                "INSERT INTO matches (id, game, player0_id, player1_id, move_ms, bank_ms, rated,"
+                " status, winner, result, termination, fault, reason, started_at, ended_at)"
+                " VALUES ('m1', 'connect4', 1, 2, 1000, 0, 1, 'finished', 0, '1-0', 'line',"
+                " NULL, '', :at, :at)",
+                "INSERT INTO moves VALUES ('m1', 0, 0, 3, 10, 1, :at)",
+                "INSERT INTO move_analysis VALUES ('m1', 0, 1, 1, 1, 1, 0, 100, :at)",
+            ):
+                await connection.execute(text(statement), {"at": at})
+    finally:
+        await engine.dispose()
+
+    store = await Store.open(url)
+    try:
+        # The row could not say whether the choice mattered: the match is to analyse again.
+        assert await store.match_analysis("m1") == []
+        assert await store.analysis_todo("connect4", 100) == ["m1"]
+        async with store.engine.connect() as connection:
+            indexes = await connection.run_sync(
+                lambda sync: {i["name"] for i in inspect(sync).get_indexes("matches")}
+            )
+        assert "ix_matches_player0_id_player1_id_game" in indexes
+    finally:
+        await store.close()
