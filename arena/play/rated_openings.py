@@ -20,7 +20,9 @@ suite both ways, the suite starts over. The history comes from the store
 (``arena.store.pair_history``) the first time a pair meets after start-up,
 then from a bounded cache this chooser keeps current with the games it
 starts; with several nodes sharing a database it may trail the other nodes'
-games, as the rating cache does. ``arena serve --no-rated-openings`` turns
+games, as the rating cache does. A pairing pass reads the pairs it has not
+seen in one go (``prefetch``) before it starts any match, so a match start
+does not wait for the database. ``arena serve --no-rated-openings`` turns
 all this off (``ArenaConfig.rated_openings``).
 """
 
@@ -28,15 +30,15 @@ from __future__ import annotations
 
 import zlib
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 
 from arena.play.lobby import Pairing
-from arena.store.pair_history import PairHistory
+from arena.store.pair_history import PairHistory, PairKey, pair_key
 from arena.tournaments.openings import OpeningSuite, balanced_suite
 
-HistoryReader = Callable[[str, str, str], Awaitable[PairHistory]]
-"""``(game, a, b)`` -> the two bots' rated ladder games (``Store.pair_history``)."""
+HistoryReader = Callable[[Iterable[PairKey]], Awaitable[dict[PairKey, PairHistory]]]
+"""Pairs -> each one's rated ladder games (``Store.pair_histories``)."""
 
 CACHED_PAIRS = 100_000
 """Pairs whose history is kept in memory (least recently met first out)."""
@@ -67,18 +69,27 @@ class RatedOpenings:
         self._history = history
         self._suite_of = suite_of
         self._cached_pairs = cached_pairs
-        self._cache: OrderedDict[tuple[str, str, str], PairHistory] = OrderedDict()
+        self._cache: OrderedDict[PairKey, PairHistory] = OrderedDict()
+
+    async def prefetch(self, pairings: Sequence[Pairing]) -> None:
+        """Read the history of the pairs of ``pairings`` not in the cache, in one go."""
+        keys = {pair_key(p.game, *p.players) for p in pairings} - self._cache.keys()
+        if keys:
+            for key, history in (await self._history(keys)).items():
+                self._remember(key, history)
 
     async def choose(self, pairing: Pairing) -> Pairing:
         """``pairing`` with its opening and colours set; counts it as the pair's next game."""
-        a, b = sorted(pairing.players)
-        key = (pairing.game, a, b)
+        key = pair_key(pairing.game, *pairing.players)
         history = self._cache.get(key)
         if history is None:
-            history = await self._history(pairing.game, a, b)
+            history = (await self._history([key]))[key]
         chosen = pair_start(history, pairing, self._suite_of(pairing.game))
-        self._cache[key] = PairHistory(history.games + 1, chosen.opening, chosen.players[0])
+        self._remember(key, PairHistory(history.games + 1, chosen.opening, chosen.players[0]))
+        return chosen
+
+    def _remember(self, key: PairKey, history: PairHistory) -> None:
+        self._cache[key] = history
         self._cache.move_to_end(key)
         if len(self._cache) > self._cached_pairs:
             self._cache.popitem(last=False)
-        return chosen

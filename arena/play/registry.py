@@ -118,6 +118,17 @@ class MatchRegistry:
         rating = await self._store.rating_hint(bot, game)
         return DEFAULT_RATING if rating is None else rating
 
+    async def prepare(self, pairings: Sequence[Pairing]) -> None:
+        """Before ``start``-ing ``pairings`` (rated, one after the other): read what their
+        openings need from the store in one go, so each start does not wait for it."""
+        if self._openings is not None:
+            await self._openings.prefetch([p for p in pairings if self._is_ladder(p, True)])
+
+    def _is_ladder(self, pairing: Pairing, rated: bool) -> bool:
+        """A rated match between accounts that brings no opening and no tournament."""
+        guests = is_guest(pairing.players[0]) or is_guest(pairing.players[1])
+        return rated and not guests and not pairing.opening and pairing.tournament is None
+
     async def start(self, pairing: Pairing, *, rated: bool = True) -> Match:
         """Create, register and begin the match for ``pairing``.
 
@@ -126,10 +137,10 @@ class MatchRegistry:
         and no tournament (a ladder game) gets its opening and colours from
         ``openings`` (``arena.play.rated_openings``) when given.
         """
+        if self._openings is not None and self._is_ladder(pairing, rated):
+            pairing = await self._openings.choose(pairing)
         if is_guest(pairing.players[0]) or is_guest(pairing.players[1]):
             rated = False
-        if rated and self._openings is not None and not pairing.opening and not pairing.tournament:
-            pairing = await self._openings.choose(pairing)
         tc = pairing.time_control
         players = pairing.players
         ratings = (

@@ -19,7 +19,7 @@ from arena.play.lobby import Pairing
 from arena.play.rated_openings import RatedOpenings
 from arena.server import ArenaServer
 from arena.store import MatchRecord, Store
-from arena.store.pair_history import NEVER_MET, PairHistory
+from arena.store.pair_history import NEVER_MET, PairHistory, PairKey, pair_key
 from arena.tournaments.openings import balanced_suite
 from protocol.messages import MatchEnd, MatchStart, TimeControl, YourTurn
 
@@ -86,25 +86,30 @@ async def test_return_games_swap_colours_on_one_opening_and_pairs_change_opening
     assert len({game.opening for game in games[::2]}) == 3  # each pair a new opening
     assert len({moves(game) for game in games}) == len(games)  # no game repeated
     # The store's history counts all six, the last one first by alice or bob as played.
-    assert await store.pair_history("connect4", "bob", "alice") == PairHistory(
-        6, games[-1].opening, games[-1].players[0]
-    )
+    key = pair_key("connect4", "bob", "alice")
+    assert await store.pair_histories([key, pair_key("connect4", "carol", "bob")]) == {
+        key: PairHistory(6, games[-1].opening, games[-1].players[0]),
+        ("connect4", "bob", "carol"): NEVER_MET,
+    }
 
 
 async def test_a_pair_takes_the_next_opening_and_the_cache_counts_its_games() -> None:
-    reads: list[tuple[str, str, str]] = []
+    reads: list[set[PairKey]] = []
 
-    async def history(game: str, a: str, b: str) -> PairHistory:
-        reads.append((game, a, b))
-        return NEVER_MET
+    async def history(keys: Iterable[PairKey]) -> dict[PairKey, PairHistory]:
+        reads.append(set(keys))
+        return dict.fromkeys(reads[-1], NEVER_MET)
 
     openings = RatedOpenings(history)
     tc = TimeControl(move_ms=100, bank_ms=0)
+    # A pass reads the pairs it has not seen in one go; a start without it reads its own.
+    await openings.prefetch([Pairing("connect4", ("y", "x"), tc), Pairing("uttt", ("x", "y"), tc)])
+    await openings.prefetch([Pairing("connect4", ("x", "y"), tc)])
     chosen = [
         await openings.choose(Pairing("connect4", players, tc))
         for players in [("x", "y"), ("x", "y"), ("y", "x"), ("x", "y"), ("a", "b")]
     ]
-    assert reads == [("connect4", "x", "y"), ("connect4", "a", "b")]
+    assert reads == [{("connect4", "x", "y"), ("uttt", "x", "y")}, {("connect4", "a", "b")}]
     suite = balanced_suite("connect4").openings
     first = suite.index(chosen[0].opening)
     second = (first + 1) % len(suite)
