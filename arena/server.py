@@ -349,7 +349,7 @@ class ArenaServer:
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
-            openings=RatedOpenings(store.pair_histories) if config.rated_openings else None,
+            openings=RatedOpenings(store.bot_pair_histories) if config.rated_openings else None,
         )
         cluster = None
         if config.allow_multi_node and not is_sqlite(store.engine):

@@ -17,13 +17,13 @@ ladder`` and tournaments use), in pairs as tournaments play them:
 A game without a suite (tic-tac-toe, Othello) keeps the initial position and
 still alternates colours. Once two bots have played every opening of the
 suite both ways, the suite starts over. The history comes from the store
-(``arena.store.pair_history``) the first time a pair meets after start-up,
-then from a bounded cache this chooser keeps current with the games it
-starts; with several nodes sharing a database it may trail the other nodes'
-games, as the rating cache does. A pairing pass reads the pairs it has not
-seen in one go (``prefetch``) before it starts any match, so a match start
-does not wait for the database. ``arena serve --no-rated-openings`` turns
-all this off (``ArenaConfig.rated_openings``).
+(``arena.store.pair_history``): all of a bot's pairs at once, the first time
+it is paired after start-up, then from a bounded cache this chooser keeps
+current with the games it starts; with several nodes sharing a database it
+may trail the other nodes' games, as the rating cache does. A pairing pass
+reads the bots it has not seen in one go (``prefetch``) before it starts
+any match, so a match start does not wait for the database. ``arena serve
+--no-rated-openings`` turns all this off (``ArenaConfig.rated_openings``).
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 
 from arena.play.lobby import Pairing
-from arena.store.pair_history import PairHistory, PairKey, pair_key
+from arena.store.pair_history import NEVER_MET, PairHistory, PairKey, pair_key
 from arena.tournaments.openings import OpeningSuite, balanced_suite
 
-HistoryReader = Callable[[Iterable[PairKey]], Awaitable[dict[PairKey, PairHistory]]]
-"""Pairs -> each one's rated ladder games (``Store.pair_histories``)."""
+HistoryReader = Callable[[Iterable[str]], Awaitable[dict[PairKey, PairHistory]]]
+"""Bots -> every pair of theirs that met, and its games (``Store.bot_pair_histories``)."""
 
 CACHED_PAIRS = 100_000
 """Pairs whose history is kept in memory (least recently met first out)."""
@@ -70,26 +70,43 @@ class RatedOpenings:
         self._suite_of = suite_of
         self._cached_pairs = cached_pairs
         self._cache: OrderedDict[PairKey, PairHistory] = OrderedDict()
+        self._loaded: set[str] = set()
+        """Bots whose every pair is in the cache: a pair of theirs not there never met."""
 
     async def prefetch(self, pairings: Sequence[Pairing]) -> None:
-        """Read the history of the pairs of ``pairings`` not in the cache, in one go."""
-        keys = {pair_key(p.game, *p.players) for p in pairings} - self._cache.keys()
-        if keys:
-            for key, history in (await self._history(keys)).items():
-                self._remember(key, history)
+        """Read the pair history of the bots of ``pairings`` not read yet, in one go."""
+        bots = {bot for pairing in pairings for bot in pairing.players} - self._loaded
+        if bots:
+            await self._load(bots)
 
     async def choose(self, pairing: Pairing) -> Pairing:
         """``pairing`` with its opening and colours set; counts it as the pair's next game."""
         key = pair_key(pairing.game, *pairing.players)
-        history = self._cache.get(key)
+        history = self._known(key)
         if history is None:
-            history = (await self._history([key]))[key]
+            await self._load(set(pairing.players))
+            history = self._known(key) or NEVER_MET
         chosen = pair_start(history, pairing, self._suite_of(pairing.game))
         self._remember(key, PairHistory(history.games + 1, chosen.opening, chosen.players[0]))
         return chosen
+
+    def _known(self, key: PairKey) -> PairHistory | None:
+        found = self._cache.get(key)
+        if found is None and (key[1] in self._loaded or key[2] in self._loaded):
+            return NEVER_MET
+        return found
+
+    async def _load(self, bots: set[str]) -> None:
+        histories = await self._history(bots)
+        self._loaded |= bots
+        for key, history in histories.items():
+            if key not in self._cache:  # a game started meanwhile is newer than the read
+                self._remember(key, history)
 
     def _remember(self, key: PairKey, history: PairHistory) -> None:
         self._cache[key] = history
         self._cache.move_to_end(key)
         if len(self._cache) > self._cached_pairs:
-            self._cache.popitem(last=False)
+            (_, a, b), _ = self._cache.popitem(last=False)
+            # Their pairs are no longer all here: absent no longer means never met.
+            self._loaded.difference_update((a, b))

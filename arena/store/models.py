@@ -67,6 +67,7 @@ class Match(Base):
         Index("ix_matches_status_started_at", "status", "started_at"),
         Index("ix_matches_tournament_id_tournament_pair", "tournament_id", "tournament_pair"),
         Index("ix_matches_player0_id_player1_id_game", "player0_id", "player1_id", "game"),
+        Index("ix_matches_player1_id_player0_id_game", "player1_id", "player0_id", "game"),
     )
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)

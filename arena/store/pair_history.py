@@ -4,9 +4,10 @@ Rated openings (``arena.play.rated_openings``) read it to decide whether the
 next game of two bots is the return game of their last one (same opening,
 colours swapped) or starts a new pair. A ladder game is a rated match that no
 tournament scheduled; an aborted one taught nothing and is not counted.
-A pairing pass asks for all its pairs at once (``pair_histories``): one
-statement per ``PAIRS_PER_READ`` pairs, served by the index
-``ix_matches_player0_id_player1_id_game`` (revision 0008).
+It is read by bot (``bot_pair_histories``): every pair a bot has met, in one
+statement for a whole pairing pass's new bots, served by the indexes
+``ix_matches_player0_id_player1_id_game`` and
+``ix_matches_player1_id_player0_id_game`` (revision 0008).
 """
 
 from __future__ import annotations
@@ -14,16 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy import case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from arena.store.core import StoreCore
 from arena.store.models import Bot, Match
 
-PAIRS_PER_READ = 100
-"""Pairs per statement: four bound parameters each, well under SQLite's limit."""
-
-_NAMES_PER_READ = 500
+BOTS_PER_READ = 500
+"""Bots per statement: well under SQLite's limit on bound parameters."""
 
 PairKey = tuple[str, str, str]
 """``(game, a, b)`` with ``a < b``: two bots in one game."""
@@ -49,67 +49,52 @@ def pair_key(game: str, a: str, b: str) -> PairKey:
     return (game, a, b) if a < b else (game, b, a)
 
 
-async def pair_histories(
-    session: AsyncSession, keys: Iterable[PairKey]
+async def bot_pair_histories(
+    session: AsyncSession, bots: Iterable[str]
 ) -> dict[PairKey, PairHistory]:
-    """The rated ladder games of each pair of ``keys`` (see the module docstring)."""
-    wanted = sorted(set(keys))
-    found = dict.fromkeys(wanted, NEVER_MET)
-    names = sorted({name for _, a, b in wanted for name in (a, b)})
-    ids: dict[str, int] = {}
-    for start in range(0, len(names), _NAMES_PER_READ):
-        some = names[start : start + _NAMES_PER_READ]
-        ids.update(
-            (await session.execute(select(Bot.name, Bot.id).where(Bot.name.in_(some)))).all()
-        )
-    names_of = {bot_id: name for name, bot_id in ids.items()}
-    known = [key for key in wanted if key[1] in ids and key[2] in ids]
+    """Every pair with a rated ladder game in which one of ``bots`` played, and its history;
+    a pair of one of ``bots`` that is not there never met."""
+    names = sorted(set(bots))
+    found: dict[PairKey, PairHistory] = {}
     p0, p1 = Match.player0_id, Match.player1_id
     low = case((p0 < p1, p0), else_=p1)
     high = case((p0 < p1, p1), else_=p0)
     pair = (Match.game, low, high)
-    for start in range(0, len(known), PAIRS_PER_READ):
-        chunk = known[start : start + PAIRS_PER_READ]
+    first, second = aliased(Bot), aliased(Bot)
+    for start in range(0, len(names), BOTS_PER_READ):
+        ids = select(Bot.id).where(Bot.name.in_(names[start : start + BOTS_PER_READ]))
         ranked = (
             select(
-                Match.opening,
-                p0.label("first"),
-                low.label("low"),
-                high.label("high"),
                 Match.game,
+                Match.opening,
+                first.name.label("first"),
+                second.name.label("second"),
                 func.count().over(partition_by=pair).label("games"),
                 func.row_number()
                 .over(partition_by=pair, order_by=(Match.started_at.desc(), Match.id.desc()))
                 .label("latest"),
             )
+            .join(first, first.id == p0)
+            .join(second, second.id == p1)
             .where(
-                or_(
-                    *(
-                        and_(
-                            Match.game == game, or_(and_(p0 == x, p1 == y), and_(p0 == y, p1 == x))
-                        )
-                        for game, a, b in chunk
-                        for x, y in [(ids[a], ids[b])]
-                    )
-                ),
+                or_(p0.in_(ids.scalar_subquery()), p1.in_(ids.scalar_subquery())),
                 Match.rated.is_(True),
                 Match.tournament_id.is_(None),
                 Match.status != "aborted",
             )
             .subquery()
         )
-        rows = await session.execute(select(ranked).where(ranked.c.latest == 1))
-        for row in rows:
-            key = pair_key(row.game, names_of[row.low], names_of[row.high])
+        for row in await session.execute(select(ranked).where(ranked.c.latest == 1)):
             opening = tuple(int(move) for move in (row.opening or "").split())
-            found[key] = PairHistory(int(row.games), opening, names_of[row.first])
+            key = pair_key(row.game, row.first, row.second)
+            found[key] = PairHistory(int(row.games), opening, row.first)
     return found
 
 
 class PairHistoryStore(StoreCore):
     """The store's side of pair history; see the module docstring."""
 
-    async def pair_histories(self, keys: Iterable[PairKey]) -> dict[PairKey, PairHistory]:
-        """Each pair's rated ladder games: how many, and the last one's start; one transaction."""
+    async def bot_pair_histories(self, bots: Iterable[str]) -> dict[PairKey, PairHistory]:
+        """The history of every pair of ``bots`` that met in rated ladder games (by pair)."""
         async with self._read() as session:
-            return await pair_histories(session, keys)
+            return await bot_pair_histories(session, bots)

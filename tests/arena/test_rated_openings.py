@@ -19,7 +19,7 @@ from arena.play.lobby import Pairing
 from arena.play.rated_openings import RatedOpenings
 from arena.server import ArenaServer
 from arena.store import MatchRecord, Store
-from arena.store.pair_history import NEVER_MET, PairHistory, PairKey, pair_key
+from arena.store.pair_history import PairHistory, PairKey
 from arena.tournaments.openings import balanced_suite
 from protocol.messages import MatchEnd, MatchStart, TimeControl, YourTurn
 
@@ -86,30 +86,35 @@ async def test_return_games_swap_colours_on_one_opening_and_pairs_change_opening
     assert len({game.opening for game in games[::2]}) == 3  # each pair a new opening
     assert len({moves(game) for game in games}) == len(games)  # no game repeated
     # The store's history counts all six, the last one first by alice or bob as played.
-    key = pair_key("connect4", "bob", "alice")
-    assert await store.pair_histories([key, pair_key("connect4", "carol", "bob")]) == {
-        key: PairHistory(6, games[-1].opening, games[-1].players[0]),
-        ("connect4", "bob", "carol"): NEVER_MET,
+    # The store's history by bot: every pair that met (carol never played).
+    assert await store.bot_pair_histories(["bob", "carol"]) == {
+        ("connect4", "alice", "bob"): PairHistory(6, games[-1].opening, games[-1].players[0])
     }
+    assert await store.bot_pair_histories(["carol", "nobody"]) == {}
 
 
 async def test_a_pair_takes_the_next_opening_and_the_cache_counts_its_games() -> None:
-    reads: list[set[PairKey]] = []
+    reads: list[set[str]] = []
+    # z and x met once in uttt, z moving first from the empty board.
+    met = {("uttt", "x", "z"): PairHistory(1, (), "z")}
 
-    async def history(keys: Iterable[PairKey]) -> dict[PairKey, PairHistory]:
-        reads.append(set(keys))
-        return dict.fromkeys(reads[-1], NEVER_MET)
+    async def history(bots: Iterable[str]) -> dict[PairKey, PairHistory]:
+        reads.append(set(bots))
+        return {key: h for key, h in met.items() if reads[-1] & set(key[1:])}
 
-    openings = RatedOpenings(history)
+    openings = RatedOpenings(history, cached_pairs=4)
     tc = TimeControl(move_ms=100, bank_ms=0)
-    # A pass reads the pairs it has not seen in one go; a start without it reads its own.
-    await openings.prefetch([Pairing("connect4", ("y", "x"), tc), Pairing("uttt", ("x", "y"), tc)])
+    # A pass reads the bots it has not seen in one go; a start without it reads its own.
+    await openings.prefetch([Pairing("connect4", ("y", "x"), tc), Pairing("uttt", ("x", "w"), tc)])
     await openings.prefetch([Pairing("connect4", ("x", "y"), tc)])
     chosen = [
         await openings.choose(Pairing("connect4", players, tc))
         for players in [("x", "y"), ("x", "y"), ("y", "x"), ("x", "y"), ("a", "b")]
     ]
-    assert reads == [{("connect4", "x", "y"), ("uttt", "x", "y")}, {("connect4", "a", "b")}]
+    assert reads == [{"x", "y", "w"}, {"a", "b"}]
+    # x's history was read: its return game with z needs no read.
+    ret = await openings.choose(Pairing("uttt", ("z", "x"), tc))
+    assert (ret.players, ret.opening, len(reads)) == (("x", "z"), (), 2)
     suite = balanced_suite("connect4").openings
     first = suite.index(chosen[0].opening)
     second = (first + 1) % len(suite)
@@ -118,3 +123,8 @@ async def test_a_pair_takes_the_next_opening_and_the_cache_counts_its_games() ->
     # Tic-tac-toe has no suite: the initial position, colours still alternating.
     ttt = [await openings.choose(Pairing("tictactoe", ("x", "y"), tc)) for _ in range(2)]
     assert [(c.opening, c.players) for c in ttt] == [((), ("x", "y")), ((), ("y", "x"))]
+    assert len(reads) == 2
+    # The cache holds 4 pairs: the oldest (x-y in connect4) goes, and x and y are read again.
+    await openings.choose(Pairing("othello", ("v", "u"), tc))
+    await openings.choose(Pairing("connect4", ("x", "y"), tc))
+    assert reads[2:] == [{"u", "v"}, {"x", "y"}]

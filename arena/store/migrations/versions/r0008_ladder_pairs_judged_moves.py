@@ -4,8 +4,9 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-14
 
-``ix_matches_player0_id_player1_id_game`` finds two bots' past games (rated
-openings: ``arena.store.pair_history``). ``move_analysis.choice_matters``
+``ix_matches_player0_id_player1_id_game`` and its mirror
+``ix_matches_player1_id_player0_id_game`` find a bot's past games by
+opponent (rated openings: ``arena.store.pair_history``). ``move_analysis.choice_matters``
 says whether some legal move would have changed the solved value (NULL:
 not known); accuracy and blunders count only moves where it did
 (``docs/analysis.md``). The rows analysed before it existed cannot say, so
@@ -25,9 +26,12 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    """Add the pair index and ``choice_matters``; drop the analyses made without it."""
+    """Add the pair indexes and ``choice_matters``; drop the analyses made without it."""
     op.create_index(
         "ix_matches_player0_id_player1_id_game", "matches", ["player0_id", "player1_id", "game"]
+    )
+    op.create_index(
+        "ix_matches_player1_id_player0_id_game", "matches", ["player1_id", "player0_id", "game"]
     )
     op.execute("DELETE FROM move_analysis")
     with op.batch_alter_table("move_analysis") as batch:
@@ -35,7 +39,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    """Drop ``choice_matters`` and the pair index."""
+    """Drop ``choice_matters`` and the pair indexes."""
     with op.batch_alter_table("move_analysis") as batch:
         batch.drop_column("choice_matters")
+    op.drop_index("ix_matches_player1_id_player0_id_game", table_name="matches")
     op.drop_index("ix_matches_player0_id_player1_id_game", table_name="matches")
