@@ -53,7 +53,7 @@ def choice_matters(before: Solved, moves: Sequence[Solved]) -> bool | None:
 
 
 def verdict(
-    ply: int, before: Solved, after: Solved, budget_ms: int, others: Sequence[Solved] = ()
+    ply: int, before: Solved, after: Solved, budget_ms: int, others: Sequence[Solved]
 ) -> MoveAnalysisRecord:
     """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side,
     ``others`` the values of every move not played (``UNKNOWN`` where not solved)."""
