@@ -66,6 +66,7 @@ from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite
 from arena.store.health import HealthState, StoreHealth
 from arena.supervisor import Supervisor
+from arena.tournaments.openings import balanced_suite
 from protocol.messages import (
     HELLO_TIMEOUT_S,
     MAX_BOT_MESSAGE_BYTES,
@@ -349,7 +350,11 @@ class ArenaServer:
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
-            openings=RatedOpenings(store.bot_pair_histories) if config.rated_openings else None,
+            openings=(
+                RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)
+                if config.rated_openings
+                else None
+            ),
         )
         cluster = None
         if config.allow_multi_node and not is_sqlite(store.engine):

@@ -4,8 +4,9 @@ Two deterministic bots that start every game from the initial position play
 the same game every time, and each copy would count as new evidence. So a
 rated match the lobby pairs (seekers or a challenge; never a tournament's,
 which brings its own openings) starts from an opening of the game's balanced
-suite (``arena.tournaments.openings.balanced_suite``, the one ``arena
-ladder`` and tournaments use), in pairs as tournaments play them:
+suite (``suite_of``: the server passes ``arena.tournaments.openings.
+balanced_suite``, the suites of ``arena ladder`` and tournaments), in pairs
+as tournaments play them:
 
 - two bots whose rated ladder games so far are an odd number play the
   *return game* of their last one: the same opening, colours swapped;
@@ -35,7 +36,8 @@ from dataclasses import replace
 
 from arena.play.lobby import Pairing
 from arena.store.pair_history import NEVER_MET, PairHistory, PairKey, pair_key
-from arena.tournaments.openings import OpeningSuite, balanced_suite
+
+Opening = tuple[int, ...]
 
 HistoryReader = Callable[[Iterable[str]], Awaitable[dict[PairKey, PairHistory]]]
 """Bots -> every pair of theirs that met, and its games (``Store.bot_pair_histories``)."""
@@ -44,7 +46,7 @@ CACHED_PAIRS = 100_000
 """Pairs whose history is kept in memory (least recently met first out)."""
 
 
-def pair_start(history: PairHistory, pairing: Pairing, suite: OpeningSuite) -> Pairing:
+def pair_start(history: PairHistory, pairing: Pairing, suite: Sequence[Opening]) -> Pairing:
     """``pairing`` as the next game of two bots with ``history`` (see the module docstring)."""
     a, b = sorted(pairing.players)
     if history.games % 2 == 1 and history.last_first in (a, b):
@@ -52,8 +54,7 @@ def pair_start(history: PairHistory, pairing: Pairing, suite: OpeningSuite) -> P
         players = (b, a) if history.last_first == a else (a, b)
         return replace(pairing, players=players, opening=history.last_opening)
     offset = zlib.crc32(f"{pairing.game}\0{a}\0{b}".encode())
-    openings = suite.openings
-    return replace(pairing, opening=openings[(offset + history.games // 2) % len(openings)])
+    return replace(pairing, opening=suite[(offset + history.games // 2) % len(suite)])
 
 
 class RatedOpenings:
@@ -62,8 +63,8 @@ class RatedOpenings:
     def __init__(
         self,
         history: HistoryReader,
+        suite_of: Callable[[str], Sequence[Opening]],
         *,
-        suite_of: Callable[[str], OpeningSuite] = balanced_suite,
         cached_pairs: int = CACHED_PAIRS,
     ) -> None:
         self._history = history

@@ -102,7 +102,7 @@ async def test_a_pair_takes_the_next_opening_and_the_cache_counts_its_games() ->
         reads.append(set(bots))
         return {key: h for key, h in met.items() if reads[-1] & set(key[1:])}
 
-    openings = RatedOpenings(history, cached_pairs=4)
+    openings = RatedOpenings(history, lambda game: balanced_suite(game).openings, cached_pairs=4)
     tc = TimeControl(move_ms=100, bank_ms=0)
     # A pass reads the bots it has not seen in one go; a start without it reads its own.
     await openings.prefetch([Pairing("connect4", ("y", "x"), tc), Pairing("uttt", ("x", "w"), tc)])
