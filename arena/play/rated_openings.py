@@ -15,8 +15,8 @@ as tournaments play them:
   their names, so different pairs do not all start on the same line), with
   the colours the lobby drew.
 
-A game without a suite (tic-tac-toe, Othello) keeps the initial position and
-still alternates colours. Once two bots have played every opening of the
+A game without a suite (tic-tac-toe, Othello) keeps the initial position;
+its return games still swap colours. Once two bots have played every opening of the
 suite both ways, the suite starts over. The history comes from the store
 (``arena.store.pair_history``): all of a bot's pairs at once, the first time
 it is paired after start-up, then from a bounded cache this chooser keeps
