@@ -21,6 +21,7 @@ from arena.server import ArenaServer
 from arena.store import MatchRecord, Store
 from arena.store.pair_history import PairHistory, PairKey
 from arena.tournaments.openings import balanced_suite
+from protocol.games import Termination
 from protocol.messages import MatchEnd, MatchStart, TimeControl, YourTurn
 
 TC = {"move_ms": 2000, "bank_ms": 0}
@@ -128,3 +129,33 @@ async def test_a_pair_takes_the_next_opening_and_the_cache_counts_its_games() ->
     await openings.choose(Pairing("othello", ("v", "u"), tc))
     await openings.choose(Pairing("connect4", ("x", "y"), tc))
     assert reads[2:] == [{"u", "v"}, {"x", "y"}]
+
+
+async def check_bot_pair_histories(store: Store) -> None:
+    """Ladder games counted per pair, the latest one's start kept (SQLite and PostgreSQL)."""
+    for name in ("p", "q", "r"):
+        await store.add_bot(name)
+
+    async def play(
+        players: tuple[str, str], opening: tuple[int, ...], ending: Termination, rated: bool = True
+    ) -> None:
+        match_id = await store.open_match("connect4", players, 1000, 0, rated, opening=opening)
+        await store.finish_match(match_id, 0, ending, None, rated)
+
+    await play(("p", "q"), (3, 3), Termination.RESIGN)
+    await play(("q", "p"), (3, 3), Termination.RESIGN)
+    await play(("q", "p"), (0, 1), Termination.RESIGN)
+    await play(("p", "q"), (2, 2), Termination.RESIGN, rated=False)  # a friendly: not counted
+    await play(("p", "q"), (4, 4), Termination.ABORTED)  # taught nothing: not counted
+    await play(("r", "p"), (), Termination.RESIGN)
+    assert await store.bot_pair_histories(["q"]) == {
+        ("connect4", "p", "q"): PairHistory(3, (0, 1), "q")
+    }
+    assert await store.bot_pair_histories(["p", "nobody"]) == {
+        ("connect4", "p", "q"): PairHistory(3, (0, 1), "q"),
+        ("connect4", "p", "r"): PairHistory(1, (), "r"),
+    }
+
+
+async def test_the_store_counts_each_pairs_ladder_games(store: Store) -> None:
+    await check_bot_pair_histories(store)

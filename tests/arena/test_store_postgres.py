@@ -27,6 +27,7 @@ from arena.store.engine import current_revision, make_engine, migrate
 from arena.store.models import Base
 from protocol.games import Termination
 from tests.arena.test_migrations import downgrade
+from tests.arena.test_rated_openings import check_bot_pair_histories
 
 ADMIN_DSN = os.environ.get("ARENA_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -173,3 +174,11 @@ async def test_nodes_sharing_bots_do_not_deadlock_and_rebuild_agrees(
     assert sum(row.games for row in before) == 2 * len(pairs)
     assert await second.rebuild_ratings() == len(pairs)
     assert await first.leaderboard("tictactoe") == before
+
+
+async def test_pair_histories_read_the_same_on_postgresql(fresh_pg: str) -> None:
+    store = await Store.open(fresh_pg)
+    try:
+        await check_bot_pair_histories(store)
+    finally:
+        await store.close()
