@@ -121,11 +121,7 @@ class Matchmaker:
 
     async def _start(self, pairings: Sequence[Pairing]) -> bool:
         """Start the matches of ``pairings``; False once the matchmaker stopped."""
-        try:
-            await self._registry.prepare(pairings)
-        except Exception:
-            # Each start reads what it needs itself, and reports its own failure.
-            log.exception("could not read the pairs' history for %d pairings", len(pairings))
+        await self._registry.prepare(pairings)
         for pairing in pairings:
             if self._stopped:
                 return False

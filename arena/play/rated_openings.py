@@ -29,6 +29,7 @@ any match, so a match start does not wait for the database. ``arena serve
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -36,6 +37,8 @@ from dataclasses import replace
 
 from arena.play.lobby import Pairing
 from arena.store.pair_history import NEVER_MET, PairHistory, PairKey, pair_key
+
+log = logging.getLogger(__name__)
 
 Opening = tuple[int, ...]
 
@@ -81,14 +84,18 @@ class RatedOpenings:
             await self._load(bots)
 
     async def choose(self, pairing: Pairing) -> Pairing:
-        """``pairing`` with its opening and colours set; counts it as the pair's next game."""
+        """``pairing`` with its opening and colours set; counts it as the pair's next game.
+
+        When the history cannot be read, the game starts a new pair and is not
+        counted here: the next read of the store counts it.
+        """
         key = pair_key(pairing.game, *pairing.players)
         history = self._known(key)
-        if history is None:
-            await self._load(set(pairing.players))
-            history = self._known(key) or NEVER_MET
-        chosen = pair_start(history, pairing, self._suite_of(pairing.game))
-        self._remember(key, PairHistory(history.games + 1, chosen.opening, chosen.players[0]))
+        if history is None and await self._load(set(pairing.players)):
+            history = self._known(key)
+        chosen = pair_start(history or NEVER_MET, pairing, self._suite_of(pairing.game))
+        if history is not None:
+            self._remember(key, PairHistory(history.games + 1, chosen.opening, chosen.players[0]))
         return chosen
 
     def _known(self, key: PairKey) -> PairHistory | None:
@@ -97,12 +104,19 @@ class RatedOpenings:
             return NEVER_MET
         return found
 
-    async def _load(self, bots: set[str]) -> None:
-        histories = await self._history(bots)
+    async def _load(self, bots: set[str]) -> bool:
+        """Read ``bots``' pairs into the cache; False when the store could not answer."""
+        try:
+            histories = await self._history(bots)
+        except Exception as exc:
+            # A match is worth more than its opening: it starts anyway (see ``choose``).
+            log.warning("could not read the pair history of %d bots: %s", len(bots), exc)
+            return False
         self._loaded |= bots
         for key, history in histories.items():
             if key not in self._cache:  # a game started meanwhile is newer than the read
                 self._remember(key, history)
+        return True
 
     def _remember(self, key: PairKey, history: PairHistory) -> None:
         self._cache[key] = history

@@ -131,6 +131,30 @@ async def test_a_pair_takes_the_next_opening_and_the_cache_counts_its_games() ->
     assert reads[2:] == [{"u", "v"}, {"x", "y"}]
 
 
+async def test_a_store_that_cannot_answer_costs_the_opening_choice_not_the_match() -> None:
+    answers: list[dict[PairKey, PairHistory] | None] = [
+        None,
+        {("connect4", "x", "y"): PairHistory(3, (1, 1), "y")},
+    ]
+
+    async def history(bots: Iterable[str]) -> dict[PairKey, PairHistory]:
+        answer = answers.pop(0)
+        if answer is None:
+            raise OSError("disk I/O error")
+        return answer
+
+    openings = RatedOpenings(history, lambda game: balanced_suite(game).openings)
+    tc = TimeControl(move_ms=100, bank_ms=0)
+    await openings.prefetch([Pairing("connect4", ("x", "y"), tc)])  # fails: nothing cached
+    # The store answers now: x and y have played 3 games, so this is the return game.
+    chosen = await openings.choose(Pairing("connect4", ("y", "x"), tc))
+    assert (chosen.players, chosen.opening) == (("x", "y"), (1, 1))
+    answers.append(None)
+    # A failed read still starts the match (a new pair), and does not count it.
+    other = await openings.choose(Pairing("connect4", ("x", "z"), tc))
+    assert other.opening in balanced_suite("connect4").openings and other.players == ("x", "z")
+
+
 async def check_bot_pair_histories(store: Store) -> None:
     """Ladder games counted per pair, the latest one's start kept (SQLite and PostgreSQL)."""
     for name in ("p", "q", "r"):
