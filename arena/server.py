@@ -59,12 +59,14 @@ from arena.play.clock import Clock, MonotonicClock
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.match import ObserverGroup
 from arena.play.matchmaker import Matchmaker
+from arena.play.rated_openings import RatedOpenings
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
 from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite
 from arena.store.health import HealthState, StoreHealth
 from arena.supervisor import Supervisor
+from arena.tournaments.openings import balanced_suite
 from protocol.messages import (
     HELLO_TIMEOUT_S,
     MAX_BOT_MESSAGE_BYTES,
@@ -108,6 +110,9 @@ class ArenaConfig:
     close_timeout_s: float = 5.0
     pairing_window_s: float = 0.5
     """How long seeks gather before a pairing pass, so close ratings can find each other."""
+    rated_openings: bool = True
+    """Rated ladder games start from the game's balanced openings, in colour-swapped pairs
+    (``arena.play.rated_openings``); False: from the initial position, colours drawn."""
     pace_ms: int = 0
     """Pause between a move and the next turn, on nobody's clock (for people watching)."""
     leaderboard_refresh_s: float = 1.0
@@ -345,6 +350,11 @@ class ArenaServer:
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
+            openings=(
+                RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)
+                if config.rated_openings
+                else None
+            ),
         )
         cluster = None
         if config.allow_multi_node and not is_sqlite(store.engine):

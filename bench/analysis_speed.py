@@ -10,7 +10,8 @@ to a fresh SQLite file, then for each budget analyses a copy of it with
 start-up included). Prints per budget: wall time and seconds per game,
 positions solved (each distinct position once) and per second, the share of
 them left unknown, the share of moves decided (win/draw/loss known before
-and after), and the blunders found.
+and after) and judged (decided, where the choice mattered), and the blunders
+found.
 """
 
 from __future__ import annotations
@@ -87,8 +88,9 @@ def analyse(path: Path, budget_ms: int, jobs: int) -> dict[str, float]:
     assert found is not None, done.stdout
     positions, _, unknown = (int(x) for x in found.groups())
     with sqlite3.connect(path) as db:
-        moves, decided, blunders, games = db.execute(
-            "SELECT COUNT(*), SUM(blunder IS NOT NULL), SUM(blunder = 1),"
+        moves, decided, judged, blunders, games = db.execute(
+            "SELECT COUNT(*), SUM(blunder IS NOT NULL),"
+            " SUM(blunder IS NOT NULL AND choice_matters = 1), SUM(blunder = 1),"
             " COUNT(DISTINCT match_id) FROM move_analysis"
         ).fetchone()
     return {
@@ -98,6 +100,7 @@ def analyse(path: Path, budget_ms: int, jobs: int) -> dict[str, float]:
         "per_s": positions / wall,
         "unknown": unknown / positions,
         "decided": decided / moves,
+        "judged": judged / moves,
         "blunders": blunders,
         "moves": moves,
         "games": games,
@@ -121,9 +124,9 @@ def main() -> None:
         print(f"{len(games)} games, {moves} moves; --jobs {args.jobs}")
         print(
             "| budget | wall | per game | positions | positions/s | unknown | decided moves"
-            " | blunders |"
+            " | judged moves | blunders |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         for budget in args.budgets:
             copy = Path(directory) / f"budget-{budget}.db"
             shutil.copy(source, copy)
@@ -131,7 +134,7 @@ def main() -> None:
             print(
                 f"| {budget} ms | {row['wall_s']:.1f} s | {row['s_per_game']:.2f} s"
                 f" | {row['positions']:.0f} | {row['per_s']:.0f} | {row['unknown']:.1%}"
-                f" | {row['decided']:.1%} | {row['blunders']:.0f} |",
+                f" | {row['decided']:.1%} | {row['judged']:.1%} | {row['blunders']:.0f} |",
                 flush=True,
             )
 

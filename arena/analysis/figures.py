@@ -1,7 +1,11 @@
 """A bot's accuracy against perfect play, and its blunders per game, each with its interval.
 
-``accuracy`` is the share of the bot's decided moves (value before and after
-both known) that kept the value, with Wilson's 95% score interval;
+``accuracy`` is the share of the bot's judged moves that kept the value,
+with Wilson's 95% score interval. A move is judged when its position and the
+move are solved and the choice mattered there (some legal move had another
+outcome): in a lost position, or where every move keeps the value, any move
+is as good as the best and says nothing about the player. Every figure
+travels with how many moves it judged;
 ``blunders_per_game`` is its blunders over its analysed games, with
 Garwood's exact 95% interval for a Poisson count divided by the games (blunders
 cluster in some games, so read it as a guide rather than a guarantee).
@@ -36,6 +40,7 @@ class AccuracyFigures:
             "game": c.game,
             "moves": c.moves,
             "decided": c.decided,
+            "judged": c.judged,
             "kept": c.kept,
             "accuracy": _round(self.accuracy),
             "accuracy_ci95": _round_pair(self.accuracy_ci95),
@@ -52,9 +57,9 @@ def accuracy_figures(counts: AccuracyCounts) -> AccuracyFigures:
     from arena.stats.proportions import garwood_interval, wilson_interval
 
     accuracy = ci = per_game = per_game_ci = None
-    if counts.decided:
-        accuracy = counts.kept / counts.decided
-        ci = wilson_interval(counts.kept, counts.decided)
+    if counts.judged:
+        accuracy = counts.kept / counts.judged
+        ci = wilson_interval(counts.kept, counts.judged)
     if counts.games:
         per_game = counts.blunders / counts.games
         low, high = garwood_interval(counts.blunders)
@@ -70,29 +75,33 @@ def _round_pair(pair: tuple[float, float] | None) -> list[float] | None:
     return None if pair is None else [round(pair[0], DIGITS), round(pair[1], DIGITS)]
 
 
-ACCURACY_HEADER = ["accuracy (95%)", "decided", "blunders/game (95%)", "games analysed"]
+ACCURACY_HEADER = ["accuracy (95%)", "blunders/game (95%)", "games analysed"]
 """The columns ``arena leaderboard --accuracy`` adds."""
 
 ACCURACY_LEGEND = (
-    "accuracy: the share of decided moves (solved value known before and after) that kept "
-    "the win/draw/loss value, Wilson 95% interval; blunders/game: Garwood 95% interval; "
-    "from `arena analyse` (docs/analysis.md)"
+    "accuracy: the share of judged moves (solved, where some legal move would have changed "
+    "the win/draw/loss value) that kept the value, Wilson 95% interval; blunders/game: "
+    "moves that lost value, Garwood 95% interval; from `arena analyse` (docs/analysis.md)"
 )
 """The legend line of those columns."""
 
 
 def accuracy_cells(figures: AccuracyFigures | None) -> list[str]:
-    """A bot's ``ACCURACY_HEADER`` cells: ``93.1% (91.0-94.8)``, its decided moves,
+    """A bot's ``ACCURACY_HEADER`` cells: ``93.1% of 412 judged (91.0-94.8)``,
     ``0.42 (0.31-0.56)``, its analysed games; dashes without analysed moves."""
     if figures is None:
-        return ["-", "0", "-", "0"]
+        return ["-", "-", "0"]
     counts = figures.counts
     accuracy = "-"
     if figures.accuracy is not None and figures.accuracy_ci95 is not None:
         low, high = figures.accuracy_ci95
-        accuracy = f"{figures.accuracy:.1%} ({100 * low:.1f}-{100 * high:.1f})"
+        accuracy = (
+            f"{figures.accuracy:.1%} of {counts.judged} judged ({100 * low:.1f}-{100 * high:.1f})"
+        )
+    elif counts.moves:
+        accuracy = "- (0 judged)"
     per_game = "-"
     if figures.blunders_per_game is not None and figures.blunders_per_game_ci95 is not None:
         low, high = figures.blunders_per_game_ci95
         per_game = f"{figures.blunders_per_game:.2f} ({low:.2f}-{high:.2f})"
-    return [accuracy, str(counts.decided), per_game, str(counts.games)]
+    return [accuracy, per_game, str(counts.games)]

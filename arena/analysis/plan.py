@@ -9,14 +9,20 @@ have the same value) are solved once.
 A move's verdict compares the mover's outcome (1 win, 0 draw, -1 loss)
 before it and after it: a move that lowers it (a win into a draw or a loss,
 a draw into a loss) is a blunder. Perfect play never raises it.
+
+Whether the choice mattered (some legal move has another outcome than the
+position) decides whether a move is judged at all: in a lost position, or
+where every move keeps the value, any move is as good as the best. A blunder
+shows that it mattered; a move that kept the value needs the other moves'
+values too (``choices``, a second round of solves, only for such moves).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from arena.analysis.values import Solved, line_score
+from arena.analysis.values import UNKNOWN, Solved, line_score
 from arena.store.analysis import AnalysisTarget, MoveAnalysisRecord
 from protocol.errors import GameError
 from protocol.games import Connect4State
@@ -33,14 +39,42 @@ class Position:
     notation: str
 
 
-def verdict(ply: int, before: Solved, after: Solved, budget_ms: int) -> MoveAnalysisRecord:
-    """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side."""
+def choice_matters(before: Solved, moves: Sequence[Solved]) -> bool | None:
+    """Whether some of ``moves`` (the values of every legal move in a position worth ``before``,
+    all from the mover's side) has a lower outcome than ``before``; None when not known."""
+    if before.outcome is None:
+        return None
+    if before.outcome == -1:
+        return False  # every move loses: none can lose more
+    outcomes = [move.outcome for move in moves]
+    if any(o is not None and o < before.outcome for o in outcomes):
+        return True
+    return None if None in outcomes else False
+
+
+def verdict(
+    ply: int, before: Solved, after: Solved, budget_ms: int, others: Sequence[Solved]
+) -> MoveAnalysisRecord:
+    """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side,
+    ``others`` the values of every move not played (``UNKNOWN`` where not solved)."""
     blunder = None
     if before.outcome is not None and after.outcome is not None:
         blunder = after.outcome < before.outcome
+    matters = choice_matters(before, [after, *others])
     return MoveAnalysisRecord(
-        ply, before.score, after.score, before.outcome, after.outcome, blunder, budget_ms
+        ply, before.score, after.score, before.outcome, after.outcome, blunder, budget_ms, matters
     )
+
+
+def _played_value(state: Connect4State, ply: int, solved: Solved | None) -> Solved:
+    """The value, for the mover at ``ply``, of ``state`` reached by its move: from the rules
+    when the move ended the game, else ``solved`` (the value for the side to move there)."""
+    ended = state.outcome()
+    if ended is None:
+        return UNKNOWN if solved is None else solved.negated()
+    if ended.winner is None:
+        return Solved(0, 0)
+    return Solved(1, line_score(ply))
 
 
 class GamePlan:
@@ -61,6 +95,8 @@ class GamePlan:
             except GameError:
                 break
         self._states = states
+        self._mirrors = mirrors
+        self._played = target.moves
         self._keys = [min(s.boards, m.boards) for s, m in zip(states, mirrors, strict=True)]
         self.todo = [ply for ply in range(len(states) - 1) if ply not in target.settled]
         """The plies to (re)analyse."""
@@ -74,16 +110,41 @@ class GamePlan:
             if self._states[k].outcome() is None
         }
 
-    def rows(self, solved: Mapping[int, Solved], budget_ms: int) -> list[MoveAnalysisRecord]:
-        """The rows of ``todo`` from the values of ``positions()`` (the side to move's)."""
+    def choices(self, solved: Mapping[int, Solved]) -> dict[tuple[int, int], Position]:
+        """The unfinished positions after the moves not played, by ``(ply, move)``, where the
+        values of ``positions()`` leave open whether the choice mattered."""
+        wanted: dict[tuple[int, int], Position] = {}
+        for ply in self.todo:
+            before = solved[ply]
+            after = _played_value(self._states[ply + 1], ply, solved.get(ply + 1))
+            if before.outcome in (None, -1) or after.outcome != before.outcome:
+                continue  # unknown, lost (no move loses more), a blunder, or unjudged
+            state, mirror = self._states[ply], self._mirrors[ply]
+            for move in state.legal_moves():
+                child = state.play(move)
+                if move == self._played[ply] or child.outcome() is not None:
+                    continue
+                key = min(child.boards, mirror.play(6 - move).boards)
+                wanted[(ply, move)] = Position(key, child.notation())
+        return wanted
+
+    def rows(
+        self,
+        solved: Mapping[int, Solved],
+        budget_ms: int,
+        choices: Mapping[tuple[int, int], Solved] | None = None,
+    ) -> list[MoveAnalysisRecord]:
+        """The rows of ``todo`` from the values of ``positions()`` and ``choices()`` (the side
+        to move's)."""
+        choices = choices or {}
         rows = []
         for ply in self.todo:
-            ended = self._states[ply + 1].outcome()
-            if ended is None:
-                after = solved[ply + 1].negated()
-            elif ended.winner is None:
-                after = Solved(0, 0)
-            else:
-                after = Solved(1, line_score(ply))
-            rows.append(verdict(ply, solved[ply], after, budget_ms))
+            after = _played_value(self._states[ply + 1], ply, solved.get(ply + 1))
+            state = self._states[ply]
+            others = [
+                _played_value(state.play(move), ply, choices.get((ply, move)))
+                for move in state.legal_moves()
+                if move != self._played[ply]
+            ]
+            rows.append(verdict(ply, solved[ply], after, budget_ms, others))
         return rows

@@ -2,7 +2,9 @@
 
 Matches are read a chunk at a time and analysed a few at once (so the pool
 always has work); each match's positions go to the pool, one task per
-position (``worker.solve_position``), and when all are back its rows commit
+position (``worker.solve_position``), then the positions after the moves
+not played where they decide whether the choice mattered (``GamePlan.choices``),
+and when all are back its rows commit
 in one transaction. An interrupted run therefore leaves whole matches, and
 the next run skips them. Positions are shared between games through a cache
 keyed up to mirror symmetry, which is where the expensive ones are: every
@@ -54,6 +56,8 @@ class Summary:
     moves: int = 0
     decided: int = 0
     """Moves whose win/draw/loss before and after are both known."""
+    judged: int = 0
+    """Of those, the moves where the choice mattered (the ones accuracy counts)."""
     blunders: int = 0
     positions: int = 0
     """Positions the solver was asked about (a cached position counts once)."""
@@ -108,12 +112,19 @@ class Analyser:
         plan = GamePlan(target)
         positions = plan.positions()
         values = await asyncio.gather(*(self._value(pool, p) for p in positions.values()))
-        rows = plan.rows(dict(zip(positions, values, strict=True)), self.budget_ms)
+        solved = dict(zip(positions, values, strict=True))
+        # Second round: the moves not played, where they decide whether the choice mattered.
+        choices = plan.choices(solved)
+        others = await asyncio.gather(*(self._value(pool, p) for p in choices.values()))
+        rows = plan.rows(solved, self.budget_ms, dict(zip(choices, others, strict=True)))
         await self.store.save_analysis(target.match_id, rows)
         summary = self.summary
         summary.games += 1
         summary.moves += len(rows)
         summary.decided += sum(row.blunder is not None for row in rows)
+        summary.judged += sum(
+            row.blunder is not None and row.choice_matters is True for row in rows
+        )
         summary.blunders += sum(bool(row.blunder) for row in rows)
         if self.progress is not None:
             self.progress.game_done()

@@ -144,8 +144,18 @@ async def _run(store: Store, todo: list[str], budget_ms: int, jobs: int) -> None
         f"analysed {summary.games} matches ({summary.moves} moves) in"
         f" {format_duration(elapsed)}: {summary.positions} positions solved"
         f" ({rate:.0f}/s), {summary.unknown} unknown within {budget_ms} ms;"
-        f" {summary.decided} moves decided, {summary.blunders} blunders"
+        f" {summary.decided} moves decided, {summary.judged} judged (the choice mattered),"
+        f" {summary.blunders} blunders"
     )
+
+
+def _verdict_word(blunder: bool | None, choice_matters: bool | None) -> str:
+    """``blunder``; ``any move`` where no move changed the value (not judged); ``?`` unknown."""
+    if blunder:
+        return "blunder"
+    if choice_matters is False:
+        return "any move"
+    return "?" if blunder is None or choice_matters is None else ""
 
 
 async def _match_table(store: Store, record: MatchRecord) -> str:
@@ -162,7 +172,7 @@ async def _match_table(store: Store, record: MatchRecord) -> str:
                 [
                     describe(row.outcome_before, row.score_before, move.ply),
                     describe(row.outcome_after, row.score_after, move.ply),
-                    {True: "blunder", False: "", None: "?"}[row.blunder],
+                    _verdict_word(row.blunder, row.choice_matters),
                 ]
             )
         lines.append(line)

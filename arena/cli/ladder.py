@@ -21,11 +21,9 @@ from typing import Any
 from arena.cli.common import Subparsers
 from arena.errors import TournamentError
 from arena.tournaments.ladder import ANCHORS, DEFAULT_SIMS, ladder_specs, rungs, write_report
-from arena.tournaments.openings import load_openings
+from arena.tournaments.openings import BALANCED_SUITES, NONE, load_openings
 from arena.tournaments.settings import TournamentSettings
 from protocol.games import GAMES
-
-DEFAULT_OPENINGS = {"connect4": "builtin:connect4-2ply", "uttt": "builtin:uttt-2ply"}
 
 
 def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
@@ -78,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
     reference = args.reference or bot_name(specs[len(anchors)])
     if reference not in {bot_name(spec) for spec in specs}:
         raise TournamentError(f"--reference {reference} is not on the ladder")
-    openings = args.openings or DEFAULT_OPENINGS.get(args.game, "none")
+    openings = args.openings or BALANCED_SUITES.get(args.game, NONE)
     settings = local_settings(
         TournamentSettings(
             game=args.game,

@@ -51,6 +51,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="SECONDS",
     ),
     Option(
+        "rated-openings",
+        bool,
+        DEFAULTS.rated_openings,
+        "rated ladder games start from the game's balanced openings, the return game of "
+        "two bots with colours swapped (--no-rated-openings: from the initial position)",
+    ),
+    Option(
         "db-writer",
         str,
         "process",
@@ -159,6 +166,7 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
         k_factor=args.k_factor,
         pace_ms=args.pace_ms,
         pairing_window_s=args.pairing_window,
+        rated_openings=args.rated_openings,
         db_writer_process=args.db_writer == "process",
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,

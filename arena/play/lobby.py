@@ -7,7 +7,9 @@ gather) and after each match, and ``pair`` matches the closest ratings
 first. A bot already playing its ``max_matches`` cannot seek; a waiting
 seeker without room (it accepted a challenge meanwhile) waits for a later
 ``pair``.
-Colours are drawn from the injected ``random.Random``.
+Colours are drawn from the injected ``random.Random``; the match registry
+may then give a rated pairing an opening and swap its colours
+(``arena.play.rated_openings``).
 """
 
 from __future__ import annotations

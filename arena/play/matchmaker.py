@@ -121,6 +121,7 @@ class Matchmaker:
 
     async def _start(self, pairings: Sequence[Pairing]) -> bool:
         """Start the matches of ``pairings``; False once the matchmaker stopped."""
+        await self._registry.prepare(pairings)
         for pairing in pairings:
             if self._stopped:
                 return False

@@ -21,6 +21,7 @@ from arena.play.clock import Clock
 from arena.play.guests import is_guest, recorded_name
 from arena.play.lobby import Pairing
 from arena.play.match import Match, MatchObserver, MatchRecorder, PlayerLink, Spawn
+from arena.play.rated_openings import RatedOpenings
 from protocol.errors import ProtocolError
 from protocol.messages import ErrorCode
 
@@ -69,6 +70,7 @@ class MatchRegistry:
         spawn: Spawn,
         link_of: Callable[[str], PlayerLink | None],
         match_options: dict[str, Any] | None = None,
+        openings: RatedOpenings | None = None,
     ) -> None:
         self._store = store
         self._observer = observer
@@ -76,6 +78,7 @@ class MatchRegistry:
         self._spawn = spawn
         self._link_of = link_of
         self._options = match_options or {}
+        self._openings = openings
         self._matches: dict[str, Match] = {}
         self._by_bot: dict[str, set[Match]] = {}
         self._playing: Counter[str] = Counter()
@@ -115,16 +118,31 @@ class MatchRegistry:
         rating = await self._store.rating_hint(bot, game)
         return DEFAULT_RATING if rating is None else rating
 
+    async def prepare(self, pairings: Sequence[Pairing]) -> None:
+        """Before ``start``-ing ``pairings`` (rated, one after the other): read what their
+        openings need from the store in one go, so each start does not wait for it."""
+        if self._openings is not None:
+            await self._openings.prefetch([p for p in pairings if self._is_ladder(p, True)])
+
+    def _is_ladder(self, pairing: Pairing, rated: bool) -> bool:
+        """A rated match between accounts that brings no opening and no tournament."""
+        guests = is_guest(pairing.players[0]) or is_guest(pairing.players[1])
+        return rated and not guests and not pairing.opening and pairing.tournament is None
+
     async def start(self, pairing: Pairing, *, rated: bool = True) -> Match:
         """Create, register and begin the match for ``pairing``.
 
         A match with a guest (``arena.play.guests``) is never rated, and is
-        stored under the guest account.
+        stored under the guest account. A rated match that brings no opening
+        and no tournament (a ladder game) gets its opening and colours from
+        ``openings`` (``arena.play.rated_openings``) when given.
         """
+        if self._openings is not None and self._is_ladder(pairing, rated):
+            pairing = await self._openings.choose(pairing)
+        if is_guest(pairing.players[0]) or is_guest(pairing.players[1]):
+            rated = False
         tc = pairing.time_control
         players = pairing.players
-        if is_guest(players[0]) or is_guest(players[1]):
-            rated = False
         ratings = (
             await self.rating(players[0], pairing.game),
             await self.rating(players[1], pairing.game),

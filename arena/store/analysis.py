@@ -9,7 +9,8 @@ leaves whole matches. ``match_analysis`` feeds ``GET /api/matches/ID``;
 --accuracy`` (``arena.analysis.figures`` adds the intervals).
 
 A move counts as settled, and is skipped by later runs, once both its values
-are exact, or when it was analysed with at least the budget now asked for.
+are exact and whether its choice mattered is known, or when it was analysed
+with at least the budget now asked for.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ class MoveAnalysisRecord:
     outcome_after: int | None
     blunder: bool | None
     budget_ms: int
+    choice_matters: bool | None = None
+    """Whether some legal move had another outcome than the position's (None: not known)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,21 +63,29 @@ class AccuracyCounts:
     """One bot's analysed moves in one game.
 
     ``decided``: moves whose value before and after are both known (win,
-    draw or loss); ``kept``: of those, the ones that kept the value;
-    ``games``: matches with at least one analysed move of the bot.
+    draw or loss); ``judged``: of those, the ones in positions where the
+    choice mattered (some legal move had another outcome), the only ones
+    accuracy counts; ``kept``: of the judged, the ones that kept the value;
+    ``blunders``: moves that lost value (every one is judged); ``games``:
+    matches with at least one analysed move of the bot.
     """
 
     bot: str
     game: str
     moves: int
     decided: int
+    judged: int
     kept: int
     blunders: int
     games: int
 
 
 def _settled(budget_ms: int) -> ColumnElement[bool]:
-    exact = and_(MoveAnalysis.score_before.is_not(None), MoveAnalysis.score_after.is_not(None))
+    exact = and_(
+        MoveAnalysis.score_before.is_not(None),
+        MoveAnalysis.score_after.is_not(None),
+        MoveAnalysis.choice_matters.is_not(None),
+    )
     return or_(exact, MoveAnalysis.budget_ms >= budget_ms)
 
 
@@ -167,6 +178,7 @@ _COLUMNS = [
     "blunder",
     "budget_ms",
     "analysed_at",
+    "choice_matters",
 ]
 
 
@@ -192,6 +204,7 @@ async def save_analysis(
                 "blunder": row.blunder,
                 "budget_ms": row.budget_ms,
                 "analysed_at": now,
+                "choice_matters": row.choice_matters,
             }
             for row in rows
         ],
@@ -212,6 +225,7 @@ async def match_analysis(session: AsyncSession, match_id: str) -> list[MoveAnaly
             outcome_after=row.outcome_after,
             blunder=row.blunder,
             budget_ms=row.budget_ms,
+            choice_matters=row.choice_matters,
         )
         for row in rows
     ]
@@ -220,20 +234,22 @@ async def match_analysis(session: AsyncSession, match_id: str) -> list[MoveAnaly
 async def accuracy_counts(
     session: AsyncSession, game: str | None = None, bot: str | None = None
 ) -> list[AccuracyCounts]:
-    """Per bot and game, its analysed moves, decided and kept, blunders and games.
+    """Per bot and game, its analysed moves, decided, judged and kept, blunders and games.
 
     Optionally one game or one bot (removed bots included); by bot, then game.
     """
     mover = case((Move.player == 0, Match.player0_id), else_=Match.player1_id)
     before, after = MoveAnalysis.outcome_before, MoveAnalysis.outcome_after
     decided = and_(before.is_not(None), after.is_not(None))
+    judged = and_(decided, MoveAnalysis.choice_matters.is_(True))
     query = (
         select(
             Bot.name,
             Match.game,
             func.count(),
             func.sum(case((decided, 1), else_=0)),
-            func.sum(case((after == before, 1), else_=0)),
+            func.sum(case((judged, 1), else_=0)),
+            func.sum(case((and_(judged, after == before), 1), else_=0)),
             func.sum(case((MoveAnalysis.blunder.is_(True), 1), else_=0)),
             func.count(func.distinct(Match.id)),
         )
@@ -252,8 +268,8 @@ async def accuracy_counts(
         query = query.where(or_(Match.player0_id == bot_id, Match.player1_id == bot_id))
         query = query.where(Bot.name == bot)
     return [
-        AccuracyCounts(name, played, int(n), int(d), int(k), int(b), int(g))
-        for name, played, n, d, k, b, g in await session.execute(query)
+        AccuracyCounts(name, played, int(n), int(d), int(j), int(k), int(b), int(g))
+        for name, played, n, d, j, k, b, g in await session.execute(query)
     ]
 
 
@@ -297,6 +313,6 @@ class AnalysisStore(StoreCore):
     async def accuracy_counts(
         self, game: str | None = None, bot: str | None = None
     ) -> list[AccuracyCounts]:
-        """Per bot and game: analysed moves, decided, kept, blunders, games."""
+        """Per bot and game: analysed moves, decided, judged, kept, blunders, games."""
         async with self._read() as session:
             return await accuracy_counts(session, game, bot)

@@ -66,6 +66,8 @@ class Match(Base):
         CheckConstraint("status IN ('live', 'finished', 'aborted')", name="status"),
         Index("ix_matches_status_started_at", "status", "started_at"),
         Index("ix_matches_tournament_id_tournament_pair", "tournament_id", "tournament_pair"),
+        Index("ix_matches_player0_id_player1_id_game", "player0_id", "player1_id", "game"),
+        Index("ix_matches_player1_id_player0_id_game", "player1_id", "player0_id", "game"),
     )
 
     id: Mapped[str] = mapped_column(String(16), primary_key=True)
@@ -279,7 +281,8 @@ class MoveAnalysis(Base):
     loss, all from the mover's side: ``*_before`` of the position it moved in,
     ``*_after`` of the move it played. NULL means not solved within ``budget_ms``
     per position; ``blunder`` (the move lost value) is NULL unless both outcomes
-    are known.
+    are known. ``choice_matters``: some legal move there has another outcome than
+    the position's (NULL: not known); only such moves are judged.
     """
 
     __tablename__ = "move_analysis"
@@ -295,4 +298,5 @@ class MoveAnalysis(Base):
     outcome_after: Mapped[int | None] = mapped_column(SmallInteger)
     blunder: Mapped[bool | None] = mapped_column(Boolean)
     budget_ms: Mapped[int] = mapped_column(Integer)
+    choice_matters: Mapped[bool | None] = mapped_column(Boolean)
     analysed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

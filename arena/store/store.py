@@ -2,7 +2,8 @@
 
 Engine, sessions, the group commit, the node's lease, health and closing
 live in its base ``StoreCore`` (``core``); the solved values of stored moves
-(``arena analyse``) in ``AnalysisStore`` (``analysis``), between the two.
+(``arena analyse``) in ``AnalysisStore`` (``analysis``), between the two;
+two bots' past ladder games in ``PairHistoryStore`` (``pair_history``).
 
 Writes that sit on a match's critical path go through the group commit in
 ``movebuffer``: a new match row (``open_match``), every move, and every
@@ -70,6 +71,7 @@ from arena.store.journal import (
 from arena.store.models import Bot, Rating
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
 from arena.store.opening import mask_url, open_database
+from arena.store.pair_history import PairHistoryStore
 from arena.store.queries import BotResult, PairCell
 from arena.store.rating_updates import rebuild
 from arena.store.records import (
@@ -103,7 +105,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Store(AccountStore, AnalysisStore):
+class Store(AccountStore, AnalysisStore, PairHistoryStore):
     """Bots, matches, moves and ratings in one SQL database. Create it with ``Store.open``.
 
     A store belongs to the event loop that opened it. Several stores (in one

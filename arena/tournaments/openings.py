@@ -10,6 +10,7 @@ how each was chosen, and ``arena.tournaments.suites`` generates them::
     suite = load_openings("builtin:connect4-2ply", "connect4")
     suite = load_openings("my-book.txt", "connect4")     # any file of that form
     suite = load_openings("none", "tictactoe")           # one opening: the initial position
+    suite = balanced_suite("connect4")                   # the game's own suite (BALANCED_SUITES)
 
 Every line is checked: a move that is not legal there, or an opening that
 ends the game, is a ``TournamentError`` naming the file and line.
@@ -17,6 +18,7 @@ ends the game, is a ``TournamentError`` naming the file and line.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,14 @@ SUITES: dict[str, str] = {
     "uttt-2ply": "uttt",
 }
 """The shipped suites and the game each is for."""
+
+BALANCED_SUITES: dict[str, str] = {
+    "connect4": "builtin:connect4-2ply",
+    "uttt": "builtin:uttt-2ply",
+}
+"""Each game's balanced suite: what ``arena ladder`` and rated ladder matches
+(``arena.play.rated_openings``) start from; a game not named starts from its
+initial position."""
 
 BUILTIN = "builtin:"
 NONE = "none"
@@ -74,6 +84,12 @@ def load_openings(source: str, game: str) -> OpeningSuite:
     except (OSError, UnicodeDecodeError) as exc:
         raise TournamentError(f"cannot read opening file {source}: {exc}") from None
     return OpeningSuite(source, parse_openings(text, game, source))
+
+
+@functools.cache
+def balanced_suite(game: str) -> OpeningSuite:
+    """The suite of ``BALANCED_SUITES`` for ``game`` (``none`` when it has none), read once."""
+    return load_openings(BALANCED_SUITES.get(game, NONE), game)
 
 
 def parse_openings(text: str, game: str, where: str = "openings") -> tuple[Opening, ...]:

@@ -101,7 +101,7 @@ class _Bot:
             self.move_prefix = f'{{"type":"move","match_id":{json.dumps(msg["match_id"])},"ply":'
             crowd.in_match += 1
             crowd.started(msg["match_id"], self.sought_at, self.moved_node)
-            self.moved_node = False
+            self.moved_node, run.moves = False, run.moves + (0 if self.seat else self.moved_seen)
         elif kind == "redirect":  # its match is on another node: it goes there
             self.moved_node = self.away = True
             self.wire.close()

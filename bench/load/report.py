@@ -39,7 +39,7 @@ class Run:
     """One run: what the client process measured, then the database check."""
 
     config: Config
-    moves: int = 0  # own moves confirmed by a ``moved``, each counted by its mover
+    moves: int = 0  # own moves confirmed by a ``moved`` (by its mover), and openings' moves
     window_moves: int = 0
     window_ended: int = 0  # matches
     live: float = 0.0  # mean matches in play

@@ -78,6 +78,7 @@ def test_every_move_is_analysed_and_endgames_match_brute_force(analysed: Analyse
     assert f"analysed {len(analysed.ids)} matches" in analysed.stdout
     assert f"{len(analysed.ids)}/{len(analysed.ids)} games" in analysed.stderr
     verdicts: Counter[bool | None] = Counter()
+    matters: Counter[bool | None] = Counter()
     for match_id, moves in zip(analysed.ids, analysed.games, strict=True):
         rows = stored_rows(analysed.url, match_id)
         assert [row.ply for row in rows] == list(range(len(moves)))
@@ -98,6 +99,14 @@ def test_every_move_is_analysed_and_endgames_match_brute_force(analysed: Analyse
                     pons_score(after, state.ply),
                 ), (match_id, row)
                 assert row.blunder is (after.outcome < before.outcome)
+                # Judged only where some legal move changes the value, by brute force.
+                worse = [
+                    m
+                    for m in state.legal_moves()
+                    if move_value(state, m, memo).outcome < before.outcome
+                ]
+                assert row.choice_matters is bool(worse), (match_id, row)
+                matters[row.choice_matters] += 1
             state = state.play(move)
             verdicts[row.blunder] += 1
         for row, following in itertools.pairwise(rows):
@@ -111,25 +120,30 @@ def test_every_move_is_analysed_and_endgames_match_brute_force(analysed: Analyse
             else:
                 assert row.blunder is None
     assert verdicts[True] >= 3 and verdicts[False] >= 20 and verdicts[None] >= 6
+    # Both kinds of endgame move occur: ones where the choice mattered, ones where it did not.
+    assert matters[True] >= 10 and matters[False] >= 5
 
 
 def expected_counts(path: Path) -> dict[str, dict[str, int]]:
-    """Per bot, its analysed moves, decided, kept, blunders and games, by plain SQL."""
+    """Per bot, its analysed moves, decided, judged, kept, blunders and games, by plain SQL."""
     found: dict[str, dict[str, int]] = {}
     games: dict[str, set[str]] = {}
     with sqlite3.connect(path) as db:
         rows = db.execute(
             "SELECT a.match_id, a.ply, a.outcome_before, a.outcome_after, a.blunder,"
-            " p0.name, p1.name FROM move_analysis a JOIN matches m ON m.id = a.match_id"
-            " JOIN bots p0 ON p0.id = m.player0_id JOIN bots p1 ON p1.id = m.player1_id"
+            " a.choice_matters, p0.name, p1.name FROM move_analysis a"
+            " JOIN matches m ON m.id = a.match_id JOIN bots p0 ON p0.id = m.player0_id"
+            " JOIN bots p1 ON p1.id = m.player1_id"
         ).fetchall()
-    for match_id, ply, before, after, blunder, name0, name1 in rows:
+    for match_id, ply, before, after, blunder, matters, name0, name1 in rows:
         mover = (name0, name1)[ply % 2]
         counts = found.setdefault(mover, Counter())
         counts["moves"] += 1
         if before is not None and after is not None:
             counts["decided"] += 1
-            counts["kept"] += before == after
+            if matters == 1:
+                counts["judged"] += 1
+                counts["kept"] += before == after
         counts["blunders"] += blunder == 1
         games.setdefault(mover, set()).add(match_id)
     for mover, counts in found.items():
@@ -149,9 +163,10 @@ def test_accuracy_figures_in_the_leaderboard(
     assert code == 0 and "accuracy (95%)" in out and "blunders/game (95%)" in out
     for bot, counts in expected.items():
         [line] = [line for line in out.splitlines() if f"  {bot}  " in line]
-        ci = binomtest(counts["kept"], counts["decided"]).proportion_ci(method="wilson")
-        accuracy = counts["kept"] / counts["decided"]
-        assert f"{accuracy:.1%} ({100 * ci.low:.1f}-{100 * ci.high:.1f})" in line
+        ci = binomtest(counts["kept"], counts["judged"]).proportion_ci(method="wilson")
+        accuracy = counts["kept"] / counts["judged"]
+        judged = counts["judged"]
+        assert f"{accuracy:.1%} of {judged} judged ({100 * ci.low:.1f}-{100 * ci.high:.1f})" in line
         per_game = counts["blunders"] / counts["games"]
         low = 0.0 if counts["blunders"] == 0 else gamma.ppf(0.025, counts["blunders"])
         high = gamma.ppf(0.975, counts["blunders"] + 1)
@@ -172,6 +187,11 @@ def test_one_match_prints_its_moves_and_a_rerun_finds_nothing_left(analysed: Ana
     assert len(table) == len(analysed.games[0])
     blunders = [row.ply for row in before if row.blunder]
     assert [int(line.split()[0]) for line in table if line.endswith("blunder")] == blunders
+    # Moves where every legal move had the same outcome read "any move": they are not judged.
+    no_choice = [row.ply for row in before if row.choice_matters is False]
+    assert no_choice and [
+        int(line.split()[0]) for line in table if line.endswith("any move")
+    ] == no_choice
     assert table[0].split()[3:] == ["unknown", "unknown", "?"]
     assert stored_rows(analysed.url, match_id) == before
 
@@ -202,8 +222,8 @@ async def test_the_api_serves_solved_moves_and_each_bots_figures(analysed: Analy
             [entry] = page["accuracy"]
             assert {key: entry[key] for key in counts} == counts
             assert entry["game"] == "connect4"
-            ci = binomtest(counts["kept"], counts["decided"]).proportion_ci(method="wilson")
-            assert entry["accuracy"] == pytest.approx(counts["kept"] / counts["decided"], abs=1e-4)
+            ci = binomtest(counts["kept"], counts["judged"]).proportion_ci(method="wilson")
+            assert entry["accuracy"] == pytest.approx(counts["kept"] / counts["judged"], abs=1e-4)
             assert entry["accuracy_ci95"] == pytest.approx([ci.low, ci.high], abs=1e-4)
             per_game = counts["blunders"] / counts["games"]
             assert entry["blunders_per_game"] == pytest.approx(per_game, abs=1e-3)

@@ -42,14 +42,16 @@ async def store(url: str) -> AsyncIterator[Store]:
 def row(
     ply: int, before: int | None, after: int | None, budget_ms: int = 100
 ) -> MoveAnalysisRecord:
-    """A row whose exact scores, when given, decide the outcomes."""
+    """A row whose exact scores, when given, decide the outcomes; the choice mattered
+    wherever the position is known and not lost."""
 
     def sign(score: int | None) -> int | None:
         return None if score is None else (score > 0) - (score < 0)
 
     low, high = sign(before), sign(after)
     blunder = None if low is None or high is None else high < low
-    return MoveAnalysisRecord(ply, before, after, low, high, blunder, budget_ms)
+    matters = None if low is None else low > -1
+    return MoveAnalysisRecord(ply, before, after, low, high, blunder, budget_ms, matters)
 
 
 async def test_what_is_left_saved_replaced_and_summed(store: Store) -> None:
@@ -84,9 +86,10 @@ async def test_what_is_left_saved_replaced_and_summed(store: Store) -> None:
 
     # Game 0 is alpha (even plies) vs beta, game 1 beta (even plies) vs gamma.
     expected = [
-        AccuracyCounts("alpha", "connect4", 4, 4, 4, 0, 1),
-        AccuracyCounts("beta", "connect4", 7, 7, 3, 4, 2),
-        AccuracyCounts("gamma", "connect4", 4, 4, 0, 4, 1),
+        AccuracyCounts("alpha", "connect4", 4, 4, 4, 4, 0, 1),
+        # beta's two kept moves in lost positions are decided, not judged.
+        AccuracyCounts("beta", "connect4", 7, 7, 5, 1, 4, 2),
+        AccuracyCounts("gamma", "connect4", 4, 4, 4, 0, 4, 1),
     ]
     assert await store.accuracy_counts(game="connect4") == expected
     assert await store.accuracy_counts(bot="beta") == [expected[1]]

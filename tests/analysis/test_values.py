@@ -78,7 +78,7 @@ def test_published_positions_and_a_line_completed_at_any_ply() -> None:
 def test_a_plan_solves_each_position_once_and_marks_the_blunders(
     games: list[tuple[int, ...]],
 ) -> None:
-    blunders = kept = 0
+    blunders = kept = matters = 0
     for number, moves in enumerate(games):
         settled = frozenset(range(ENDGAME_STONES))
         plan = GamePlan(AnalysisTarget(f"m{number}", moves, settled))
@@ -92,7 +92,12 @@ def test_a_plan_solves_each_position_once_and_marks_the_blunders(
             state = Connect4State.from_notation(position.notation)
             value = perfect_value(state, memo)
             solved[k] = Solved(value.outcome, pons_score(value, k))
-        rows = plan.rows(solved, budget_ms=50)
+        choices = plan.choices(solved)
+        others = {}
+        for key, position in choices.items():
+            value = perfect_value(Connect4State.from_notation(position.notation), memo)
+            others[key] = Solved(value.outcome, pons_score(value, key[0] + 1))
+        rows = plan.rows(solved, budget_ms=50, choices=others)
         state = Connect4State.initial().play_all(moves[:ENDGAME_STONES])
         for row, move in zip(rows, moves[ENDGAME_STONES:], strict=True):
             before, after = perfect_value(state, memo), move_value(state, move, memo)
@@ -105,10 +110,21 @@ def test_a_plan_solves_each_position_once_and_marks_the_blunders(
                 pons_score(after, state.ply),
             )
             assert row.blunder == (after.outcome < before.outcome)
+            # The choice mattered when some legal move (by brute force) loses value.
+            values = {m: move_value(state, m, memo).outcome for m in state.legal_moves()}
+            assert row.choice_matters is any(v < before.outcome for v in values.values())
+            # Moves not played are solved only for a kept move in a position not lost.
+            asked = {m for p, m in choices if p == state.ply}
+            if row.blunder is False and before.outcome > -1:
+                unfinished = {m for m in values if state.play(m).outcome() is None}
+                assert asked == unfinished - {move}
+            else:
+                assert asked == set()
+            matters += row.choice_matters is True
             blunders += row.blunder is True
             kept += row.blunder is False
             state = state.play(move)
-    assert blunders >= 3 and kept >= 10
+    assert blunders >= 3 and kept >= 10 and blunders < matters < blunders + kept
 
 
 def test_mirrored_and_transposed_positions_share_a_key() -> None:
@@ -161,6 +177,6 @@ def test_the_documented_figures_are_what_the_api_answers() -> None:
     [block] = re.findall(r"```json\n(.*?)\n```", text, re.DOTALL)
     example = json.loads(block)
     check_def("BotAccuracy", example)
-    fields = ("game", "moves", "decided", "kept", "blunders", "games")
+    fields = ("game", "moves", "decided", "judged", "kept", "blunders", "games")
     counts = AccuracyCounts("x", *(example[field] for field in fields))
     assert accuracy_figures(counts).to_json() == example

@@ -38,6 +38,9 @@ class _Registry:
     def __init__(self, log: list[str]) -> None:
         self.log = log
 
+    async def prepare(self, pairings: list[Pairing]) -> None:
+        self.log.append(f"prepare {len(pairings)}")
+
     async def start(self, pairing: Pairing) -> object:
         self.log.append(f"start {pairing.players[0]}")
         return object()
@@ -65,9 +68,11 @@ async def test_a_pass_through_a_queue_reads_ahead_and_starts_each_batch_as_it_co
     assert log == [
         "prefetch",  # READ_AHEAD_S before the window ends
         "pass",
+        "prepare 1",  # each batch's pairs' history is read before its first start
         "start a",
         "started a",
         "sync",
+        "prepare 2",
         "start c",
         "started c",
         "start e",

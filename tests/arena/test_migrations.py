@@ -25,7 +25,7 @@ from arena.store.engine import (
 from arena.store.models import Base
 from protocol.games import Termination
 
-HEAD = "0007"
+HEAD = "0008"
 TABLES = {"bots", "matches", "moves", "ratings", "rating_history", "move_analysis"}
 
 
@@ -38,7 +38,7 @@ def test_one_linear_history_shipped_with_the_package() -> None:
     assert (MIGRATIONS_DIR / "script.py.mako").is_file()
     script = ScriptDirectory.from_config(alembic_config())
     assert script.get_heads() == [HEAD]
-    revisions = ["0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    revisions = ["0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     assert [r.revision for r in script.walk_revisions()] == revisions
 
 
@@ -161,5 +161,42 @@ async def test_database_at_first_revision_upgrades_in_place(tmp_path: Path) -> N
         new = await store.create_match("connect4", ("older", "old"), 1000, 10_000)
         changes = await store.finish_match(new, 0, Termination.LINE, None, True)
         assert changes[0].bot == "older" and changes[0].before == 1484.0
+    finally:
+        await store.close()
+
+
+async def test_analyses_made_before_choice_matters_are_deleted_for_a_fresh_run(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path)
+    engine = make_engine(url)
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    try:
+        await migrate(engine, "0007")
+        async with engine.begin() as connection:
+            for statement in (
+                "INSERT INTO bots (id, name, token_hash, created_at, active) VALUES"
+                " (1, 'a', 'h', :at, 1), (2, 'b', 'h', :at, 1)",
+                "INSERT INTO matches (id, game, player0_id, player1_id, move_ms, bank_ms, rated,"
+                " status, winner, result, termination, fault, reason, started_at, ended_at)"
+                " VALUES ('m1', 'connect4', 1, 2, 1000, 0, 1, 'finished', 0, '1-0', 'line',"
+                " NULL, '', :at, :at)",
+                "INSERT INTO moves VALUES ('m1', 0, 0, 3, 10, 1, :at)",
+                "INSERT INTO move_analysis VALUES ('m1', 0, 1, 1, 1, 1, 0, 100, :at)",
+            ):
+                await connection.execute(text(statement), {"at": at})
+    finally:
+        await engine.dispose()
+
+    store = await Store.open(url)
+    try:
+        # The row could not say whether the choice mattered: the match is to analyse again.
+        assert await store.match_analysis("m1") == []
+        assert await store.analysis_todo("connect4", 100) == ["m1"]
+        async with store.engine.connect() as connection:
+            indexes = await connection.run_sync(
+                lambda sync: {i["name"] for i in inspect(sync).get_indexes("matches")}
+            )
+        assert "ix_matches_player0_id_player1_id_game" in indexes
     finally:
         await store.close()

@@ -27,6 +27,7 @@ from arena.store.engine import current_revision, make_engine, migrate
 from arena.store.models import Base
 from protocol.games import Termination
 from tests.arena.test_migrations import downgrade
+from tests.arena.test_rated_openings import check_bot_pair_histories
 
 ADMIN_DSN = os.environ.get("ARENA_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
 
@@ -87,7 +88,7 @@ async def two_nodes(fresh_pg: str) -> AsyncIterator[tuple[Store, Store]]:
 async def test_migrated_schema_matches_the_models(fresh_pg: str) -> None:
     store = await Store.open(fresh_pg)
     try:
-        assert await current_revision(store.engine) == "0007"
+        assert await current_revision(store.engine) == "0008"
         async with store.engine.connect() as connection:
             diff = await connection.run_sync(
                 lambda sync: compare_metadata(
@@ -110,7 +111,7 @@ async def test_the_seek_queue_functions_go_down_and_up_with_their_migration(fres
         async with engine.connect() as connection:
             assert await connection.scalar(text(functions)) == 0
         await migrate(engine)
-        assert await current_revision(engine) == "0007"
+        assert await current_revision(engine) == "0008"
     finally:
         await engine.dispose()
 
@@ -128,7 +129,7 @@ async def test_postgres_writes_inline_even_when_a_writer_process_is_asked_for(
 async def test_two_processes_migrating_at_once(fresh_pg: str) -> None:
     stores = await asyncio.gather(*(Store.open(fresh_pg) for _ in range(3)))
     try:
-        assert [await current_revision(s.engine) for s in stores] == ["0007"] * 3
+        assert [await current_revision(s.engine) for s in stores] == ["0008"] * 3
     finally:
         for store in stores:
             await store.close()
@@ -173,3 +174,11 @@ async def test_nodes_sharing_bots_do_not_deadlock_and_rebuild_agrees(
     assert sum(row.games for row in before) == 2 * len(pairs)
     assert await second.rebuild_ratings() == len(pairs)
     assert await first.leaderboard("tictactoe") == before
+
+
+async def test_pair_histories_read_the_same_on_postgresql(fresh_pg: str) -> None:
+    store = await Store.open(fresh_pg)
+    try:
+        await check_bot_pair_histories(store)
+    finally:
+        await store.close()

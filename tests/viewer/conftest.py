@@ -132,6 +132,8 @@ async def arena(store: Store, tokens: dict[str, str]) -> AsyncIterator[ArenaServ
         ping_interval_s=1.0,
         close_timeout_s=2.0,
         seed=7,
+        # Off: the scripted bots' boards are counted and scripted from the initial position.
+        rated_openings=False,
     )
     server = ArenaServer(config, store=store)
     await server.start()

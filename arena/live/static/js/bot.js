@@ -109,7 +109,7 @@ function accuracyLine(row) {
     fact(`${gameTitle(row.game)}: accuracy`,
       el("span", { class: "accuracy-value" }, row.accuracy === null ? "—" : pct(row.accuracy)),
       el("span", { class: "ci" }, interval(row.accuracy_ci95, pct)),
-      el("span", { class: "muted" }, ` of ${row.decided} decided moves (${row.moves} analysed)`)),
+      el("span", { class: "muted" }, ` of ${row.judged} judged moves (${row.moves} analysed)`)),
     fact("Blunders per game",
       el("span", { class: "blunders-value" }, row.blunders_per_game === null ? "—" : two(row.blunders_per_game)),
       el("span", { class: "ci" }, interval(row.blunders_per_game_ci95, two)),
