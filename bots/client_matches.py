@@ -15,9 +15,19 @@ from dataclasses import dataclass
 from bots.budget import Budget
 from bots.choosing import MoveChooser
 from bots.client_config import ClientSummary, MatchReport
+from bots.strategy import Forfeit
 from protocol.errors import GameError
 from protocol.games import GameState, decode_state
-from protocol.messages import ClientMessage, MatchEnd, MatchStart, Move, Moved, YourTurn
+from protocol.messages import (
+    ClientMessage,
+    MatchEnd,
+    MatchStart,
+    Move,
+    Moved,
+    Resign,
+    YourTurn,
+)
+from protocol.messages.client import RESIGN_REASON_MAX
 
 log = logging.getLogger("bots.client")
 
@@ -174,7 +184,8 @@ class Searches:
 
     A chooser that fails or picks an illegal move is replaced by the first
     legal move (counted in ``summary.fallback_moves``): a bug costs a move,
-    not the match.
+    not the match. A chooser that raises ``Forfeit`` (an engine fault)
+    resigns the match with the fault's one-line reason.
     """
 
     def __init__(
@@ -228,6 +239,13 @@ class Searches:
                 )
         except asyncio.CancelledError:
             raise
+        except Forfeit as exc:
+            # An engine fault loses this game, with its reason in the match record.
+            reason = " ".join(str(exc).split())[:RESIGN_REASON_MAX]
+            log.warning("match %s ply %d: resigning: %s", turn.match_id, turn.ply, reason)
+            self._summary.forfeits += 1
+            self._post(Resign(match_id=turn.match_id, reason=reason))
+            return
         except TimeoutError:
             # A stalled machine ate the margin: a weak move beats a loss on time.
             self._summary.fallback_moves += 1

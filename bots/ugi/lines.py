@@ -90,7 +90,9 @@ class BestMove:
 
 EngineLine = Id | UgiOk | ReadyOk | OptionLine | Info | BestMove
 
-_INFO_INTS = {"depth", "seldepth", "nodes", "nps", "time", "multipv", "hashfull", "tbhits", "currmovenumber"}
+_INFO_INTS = {
+    "depth", "seldepth", "nodes", "nps", "time", "multipv", "hashfull", "tbhits", "currmovenumber",
+}
 
 
 def parse_move(token: str) -> int:

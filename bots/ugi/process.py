@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 from bots.strategy import Forfeit
 from bots.ugi.lines import BadLine, EngineLine, Id, OptionLine, ReadyOk, UgiOk, parse_line
@@ -49,7 +49,7 @@ DEFAULT_CPU_S = 3600
 """The engine's CPU-time limit (``RLIMIT_CPU``) unless ``ARENA_ENGINE_CPU_S`` says."""
 
 HANDSHAKE_S = 10.0
-"""How long an engine may take to answer ``ugi`` with ``ugiok``, and ``isready`` with ``readyok``."""
+"""How long an engine may take to answer ``ugi`` (``ugiok``) and ``isready`` (``readyok``)."""
 
 QUIT_S = 1.0
 """How long an engine gets to exit after ``quit`` before it is killed."""
@@ -128,7 +128,8 @@ class EngineProcess:
             )
         except OSError as exc:
             self._close_log()
-            raise EngineFault(f"engine {spec.name} could not start: {exc.strerror or exc}") from None
+            why = exc.strerror or exc
+            raise EngineFault(f"engine {spec.name} could not start: {why}") from None
         self._lines: queue.Queue[bytes | None] = queue.Queue()
         self._reader = threading.Thread(
             target=self._read_stdout, name=f"ugi-{spec.name}-stdout", daemon=True
@@ -218,7 +219,7 @@ class EngineProcess:
         self.send("isready")
         self.expect(ReadyOk, "isready", HANDSHAKE_S)
 
-    def fail(self, reason: str) -> None:
+    def fail(self, reason: str) -> NoReturn:
         """Kill the engine and raise ``EngineFault(reason)``."""
         self.kill()
         raise EngineFault(reason)
