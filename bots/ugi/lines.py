@@ -91,7 +91,15 @@ class BestMove:
 EngineLine = Id | UgiOk | ReadyOk | OptionLine | Info | BestMove
 
 _INFO_INTS = {
-    "depth", "seldepth", "nodes", "nps", "time", "multipv", "hashfull", "tbhits", "currmovenumber",
+    "depth",
+    "seldepth",
+    "nodes",
+    "nps",
+    "time",
+    "multipv",
+    "hashfull",
+    "tbhits",
+    "currmovenumber",
 }
 
 
@@ -106,6 +114,7 @@ def parse_line(line: str) -> EngineLine | None:
     """One line from the engine; None for an empty line, ``BadLine`` for garbage."""
     if len(line) > MAX_LINE:
         raise BadLine(f"a line of {len(line)} characters")
+    line = line.rstrip("\r\n")
     words = line.split()
     if not words:
         return None

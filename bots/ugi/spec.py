@@ -18,11 +18,15 @@ the program; every other word goes to the engine:
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from dataclasses import dataclass
 
 from bots.strategy import StrategyOptionError
+
+INTERPRETERS = r"(python|pypy|node|ruby|perl|java|bash|sh)[0-9.]*"
+"""Programs whose first argument (the script) names the engine instead."""
 
 DEFAULT_MOVETIME_MS = 1000
 """Time per move without a clock, when the spec gives no ``--movetime``."""
@@ -38,8 +42,11 @@ class EngineSpec:
 
     @property
     def name(self) -> str:
-        """The program's file name, for log lines and log files."""
-        return os.path.basename(self.argv[0])
+        """The program's file name (the script's under an interpreter), for logs."""
+        names = [os.path.basename(word) for word in self.argv]
+        if re.fullmatch(INTERPRETERS, names[0]) and len(names) > 1:
+            return names[1]
+        return names[0]
 
     def describe(self) -> str:
         """The command line as given (quoted again)."""

@@ -65,6 +65,12 @@ class UGIStrategy(Strategy):
         except EngineFault as exc:
             raise SearchError(str(exc)) from None
 
+    @property
+    def pid(self) -> int | None:
+        """The running engine's process id (None when none runs)."""
+        engine = self._engine
+        return engine.pid if engine is not None and engine.alive else None
+
     def describe(self) -> str:
         """``ugi:`` and the engine's command line."""
         return self.spec.describe()

@@ -1,0 +1,78 @@
+"""A scripted UGI engine for the tests: plays well-formed moves, or fails on purpose.
+
+    python ugi_engine.py MODE [N]
+
+MODE ``good`` plays the first legal move with a full ``info`` line; the
+other modes behave on the N-th ``go`` (default 1) and play like ``good``
+before it: ``crash`` (SIGSEGV), ``exit`` (status 3), ``hang`` (ignores ``stop``),
+``garbage`` (a line no UGI engine writes), ``illegal`` (a move that is not
+legal), ``memory`` (allocates 1 GiB), ``cpu`` (spins, ignoring ``stop``),
+``mute`` (never answers ``ugi``). Every mode writes one line to stderr at start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+from protocol.games import new_game
+
+
+def main() -> None:
+    mode = sys.argv[1]
+    nth = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    game = os.environ.get("UGI_TEST_GAME", "connect4")
+    print(f"test engine {mode} starting", file=sys.stderr, flush=True)
+    moves: list[int] = []
+    goes = 0
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "ugi":
+            if mode == "mute":
+                continue
+            print("id name test-engine\nid author tests\noption name Style type string")
+            print("ugiok")
+        elif words[0] == "isready":
+            print("readyok")
+        elif words[0] == "position":
+            moves = [int(w) for w in words[3:]]
+        elif words[0] == "go":
+            goes += 1
+            state = new_game(game).play_all(moves)
+            if goes == nth:
+                fail(mode, state.legal_moves())
+            move = state.legal_moves()[0]
+            print(f"info depth 3 score cp 120 nodes 4321 nps 100000 pv {move} {move}")
+            print(f"bestmove {move}")
+        elif words[0] == "quit":
+            return
+        sys.stdout.flush()
+
+
+def fail(mode: str, legal: list[int]) -> None:
+    sys.stdout.flush()
+    if mode == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif mode == "exit":
+        sys.exit(3)
+    elif mode == "hang":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)
+    elif mode == "garbage":
+        print("I think column three looks nice", flush=True)
+    elif mode == "illegal":
+        print(f"bestmove {max(legal) + 50}", flush=True)
+    elif mode == "memory":
+        hog = bytearray(1 << 30)
+        print(f"bestmove {legal[0] + len(hog) * 0}", flush=True)
+    elif mode == "cpu":
+        while True:
+            pass
+
+
+if __name__ == "__main__":
+    main()
