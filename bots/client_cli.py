@@ -279,10 +279,13 @@ def describe_summary(summary: ClientSummary) -> str:
     counts = {"win": 0, "draw": 0, "loss": 0, "aborted": 0}
     for report in summary.reports:
         counts[report.outcome] = counts.get(report.outcome, 0) + 1
-    return (
+    text = (
         f"{len(summary.reports)} matches: {counts['win']} won, {counts['draw']} drawn, "
         f"{counts['loss']} lost, {counts['aborted']} aborted"
     )
+    if summary.forfeits:
+        text += f"; {summary.forfeits} resigned after an engine fault"
+    return text
 
 
 if __name__ == "__main__":

@@ -150,6 +150,8 @@ def describe_analysis(analysis: Analysis | None) -> str:
             for stat in analysis.moves[:BEST_MOVES_SHOWN]
         )
         text += f"; best moves: {best}"
+    if analysis.pv:
+        text += "; expects " + " ".join(map(str, analysis.pv))
     return text
 
 

@@ -1,0 +1,175 @@
+"""UGI engines in the arena: the Python engine of ``docs/engines.md`` (extracted from the
+document, so the document is enough to write one), the C++ example
+``examples/cpp-engine`` (built with ``g++ -O2``; skipped where g++ is missing,
+``./test.sh`` installs it) and a crashing engine, played through ``arena-bot`` on a
+real server and through ``arena tournament run --local``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from arena.server import ArenaConfig, ArenaServer
+from protocol.messages import Event
+from tests.bots.test_client_e2e import spectate, url_of
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "engines.md"
+CPP = REPO / "examples" / "cpp-engine" / "c4_mcts.cpp"
+SCRIPTED = REPO / "tests" / "bots" / "ugi_engine.py"
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+GXX = shutil.which("g++")
+
+
+def doc_engine(directory: Path) -> Path:
+    """The engine of the section "A minimal engine in Python", saved as ``engine.py``."""
+    section = DOC.read_text(encoding="utf-8").split("## A minimal engine in Python", 1)[1]
+    found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert found is not None, "docs/engines.md has no Python engine"
+    path = directory / "engine.py"
+    path.write_text(found.group(1), encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cpp_engine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ example, compiled as its comment says."""
+    if GXX is None:
+        pytest.skip("g++ is not installed (./test.sh installs it)")
+    binary = tmp_path_factory.mktemp("cpp") / "c4_mcts"
+    subprocess.run(
+        [GXX, "-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(CPP)],
+        check=True, timeout=180,
+    )  # fmt: skip
+    return binary
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[ArenaServer]:
+    """A real arena on a free port over a fresh SQLite file."""
+    config = ArenaConfig(
+        host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}",
+        move_ms=500, grace_s=10.0, ping_interval_s=1.0, close_timeout_s=2.0, seed=5,
+    )  # fmt: skip
+    async with ArenaServer(config) as running:
+        yield running
+
+
+async def play(
+    server: ArenaServer, strategies: dict[str, str], games: int, tmp_path: Path
+) -> dict[str, str]:
+    """Run one ``arena-bot`` per bot until each played ``games`` matches; their stderr."""
+    tokens = {name: await server.store.add_bot(name) for name in strategies}
+    procs = {
+        name: await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bots.client_cli", "--url", url_of(server), "--name", name,
+            "--game", "connect4", "--strategy", spec, "--games", str(games), "--move-ms", "500",
+            env={**ENV, "ARENA_BOT_TOKEN": tokens[name]}, cwd=tmp_path,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        for name, spec in strategies.items()
+    }
+    try:
+        async with asyncio.timeout(120):
+            outputs = {name: await proc.communicate() for name, proc in procs.items()}
+    finally:
+        for proc in procs.values():
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    for name, proc in procs.items():
+        assert proc.returncode == 0, outputs[name][1].decode()
+    return {name: out[1].decode() for name, out in outputs.items()}
+
+
+async def test_the_documented_and_the_cpp_engine_play_on_a_server(
+    server: ArenaServer, tmp_path: Path, cpp_engine: Path
+) -> None:
+    doc_engine(tmp_path)
+    events: list[Event] = []
+    watcher = asyncio.create_task(spectate(url_of(server), events))
+    await asyncio.sleep(0.2)  # watching before the first match starts
+    try:
+        # Relative paths, as a user types them: found from arena-bot's directory.
+        await play(
+            server,
+            {"doc-engine": "ugi:./engine.py", "cpp-engine": f"ugi:{cpp_engine} --option Seed=3"},
+            2,
+            tmp_path,
+        )
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+    finished = await server.store.list_matches(status="finished", game="connect4")
+    assert len(finished) == 2
+    assert all(m.termination in ("line", "draw") for m in finished), finished
+    # Spectators see each engine's info line as the move's analysis.
+    analysed = [e.analysis for e in events if e.kind == "moved" and e.analysis is not None]
+    cpp = [a for a in analysed if a.nodes and a.nodes > 2 * 7]
+    doc = [a for a in analysed if a.nodes == 14 and a.depth == 1]
+    assert cpp and doc
+    assert all(a.pv and a.value is not None and a.depth for a in cpp)
+    assert all(len(a.pv) == 1 for a in doc)
+
+
+async def test_a_crashing_engine_resigns_each_game_with_its_reason(
+    server: ArenaServer, tmp_path: Path
+) -> None:
+    errors = await play(
+        server,
+        {"crashy": f"ugi:{sys.executable} {SCRIPTED} crash 2", "steady": "random:seed=3"},
+        2,
+        tmp_path,
+    )
+    finished = await server.store.list_matches(status="finished", game="connect4")
+    assert len(finished) == 2
+    for match in finished:
+        assert match.termination == "resign"
+        assert match.players[1 - match.winner] == "crashy"  # type: ignore[operator]
+        assert "crashy resigned (engine ugi_engine.py was killed by SIGSEGV)" in match.reason
+    assert errors["crashy"].count("resigning: engine ugi_engine.py was killed by SIGSEGV") == 2
+    assert "Traceback" not in errors["crashy"]
+    assert "2 matches: 0 won, 0 drawn, 2 lost, 0 aborted; 2 resigned after an engine fault" in (
+        errors["crashy"]
+    )
+
+
+def test_engines_play_a_local_tournament(tmp_path: Path, cpp_engine: Path) -> None:
+    doc_engine(tmp_path)
+    db = tmp_path / "local.db"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "arena", "tournament", "run", "--db", str(db),
+            "--game", "connect4", "--format", "round-robin", "--games-per-pair", "2",
+            "--move-ms", "300", "--quiet",
+            "--local", "ugi:./engine.py", f"ugi:{cpp_engine}", "random",
+        ],
+        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path, env=ENV,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    status = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "arena", "tournament", "status", "1", "--db", str(db), "--json"],
+            capture_output=True, text=True, timeout=60, check=True, env=ENV,
+        ).stdout
+    )  # fmt: skip
+    assert status["status"] == "finished"
+    assert status["progress"]["done"] == 6
+    bots = {row["bot"] for row in status["standings"]}
+    assert bots == {"ugi-engine_py", "ugi-c4_mcts", "random"}
+    # The engines' stderr goes next to the tournament's log (created even when empty).
+    assert (tmp_path / "engine-engine.py.log").exists()
+    assert (tmp_path / "engine-c4_mcts.log").exists()
