@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from arena.server import ArenaConfig, ArenaServer
+from arena.tournaments.local import bot_name
 from protocol.messages import Event
 from tests.bots.test_client_e2e import spectate, url_of
 
@@ -173,3 +174,73 @@ def test_engines_play_a_local_tournament(tmp_path: Path, cpp_engine: Path) -> No
     # The engines' stderr goes next to the tournament's log (created even when empty).
     assert (tmp_path / "engine-engine.py.log").exists()
     assert (tmp_path / "engine-c4_mcts.log").exists()
+
+
+def run(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """A console command of this checkout (``python -m MODULE ARGS``), its output kept."""
+    return subprocess.run(
+        [sys.executable, "-m", *args], input=stdin, capture_output=True, text=True,
+        timeout=300, check=False, cwd=cwd, env=ENV,
+    )  # fmt: skip
+
+
+def test_arena_play_against_an_engine_shows_its_report_and_a_crash_resigns(
+    tmp_path: Path,
+) -> None:
+    doc_engine(tmp_path)
+    done = run("arena", "play", "connect4", "--vs", "ugi:./engine.py", stdin="3\n", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "search: 14 nodes" in done.stdout and "depth 1; expects " in done.stdout
+    crash = f"ugi:{sys.executable} {SCRIPTED} crash 1"
+    done = run("arena", "play", "connect4", "--vs", crash, "--second")
+    assert done.returncode == 0, done.stderr
+    assert "the bot resigned: engine ugi_engine.py was killed by SIGSEGV" in done.stdout
+    assert done.stdout.rstrip().endswith("you win (0-1, resign)")
+    assert "Traceback" not in done.stderr
+
+
+def test_bots_play_records_an_engine_fault_in_the_game_line() -> None:
+    done = run(
+        "bots.cli", "play", "connect4", f"ugi:{sys.executable} {SCRIPTED} illegal 2", "random",
+        "--games", "2", "--seed", "1", "--boards", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert len(lines) == 2
+    assert all("(random, resign: engine ugi_engine.py played illegal move" in x for x in lines)
+    assert "Traceback" not in done.stderr
+
+
+def test_an_engine_takes_a_seat_on_the_ladder(tmp_path: Path) -> None:
+    engine = f"ugi:{sys.executable} {SCRIPTED} good"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "arena", "ladder", "--db", str(tmp_path / "ladder.db"),
+            "--game", "tictactoe", "--sims", "20", "--anchors", "random", "--engine", engine,
+            "--games-per-pair", "2", "--move-ms", "2000", "--quiet", "--out", str(tmp_path),
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**ENV, "UGI_TEST_GAME": "tictactoe"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    table = (tmp_path / "ladder.md").read_text()
+    # random, the engine, mcts at 20: three pairs of two games.
+    assert f"| {bot_name(engine)} | - |" in table and "6 games" in table
+    assert bot_name(engine).endswith("-ugi_engine_py-good")
+
+
+def test_local_runs_refuse_a_missing_engine_before_starting(tmp_path: Path) -> None:
+    done = run(
+        "arena", "tournament", "run", "--db", str(tmp_path / "t.db"), "--game", "connect4",
+        "--local", "ugi:./no-such-engine", "random", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--local 'ugi:./no-such-engine': ugi: no such engine program './no-such-engine'" in (
+        done.stderr
+    )
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_an_engine_plays_under_its_program_name_and_arguments() -> None:
+    assert bot_name("ugi:./engines/c4 --threads 1") == "ugi-c4-threads-1"
+    assert bot_name("ugi:./c4_mcts --option Seed=3") == "ugi-c4_mcts-option-Seed3"
