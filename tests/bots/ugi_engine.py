@@ -1,10 +1,12 @@
 """A scripted UGI engine for the tests: plays well-formed moves, or fails on purpose.
 
-    python ugi_engine.py MODE [N]
+    python ugi_engine.py MODE [N [GAME]]
 
-MODE ``good`` plays the first legal move with a full ``info`` line; the
-other modes behave on the N-th ``go`` (default 1) and play like ``good``
-before it: ``crash`` (SIGSEGV), ``exit`` (status 3), ``hang`` (ignores ``stop``),
+It plays GAME (default: ``$UGI_TEST_GAME``, else ``connect4``). MODE ``good``
+plays the first legal move at once with a full ``info`` line; ``search``
+does the same after waiting out each ``go``'s ``movetime``. The other modes
+behave on the N-th ``go`` (default 1) and play like ``good`` before it:
+``crash`` (SIGSEGV), ``exit`` (status 3), ``hang`` (ignores ``stop``),
 ``garbage`` (a line no UGI engine writes), ``illegal`` (a move that is not
 legal), ``memory`` (allocates 1 GiB), ``cpu`` (spins, ignoring ``stop``),
 ``mute`` (never answers ``ugi``). Every mode writes one line to stderr at start.
@@ -23,7 +25,7 @@ from protocol.games import new_game
 def main() -> None:
     mode = sys.argv[1]
     nth = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    game = os.environ.get("UGI_TEST_GAME", "connect4")
+    game = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("UGI_TEST_GAME", "connect4")
     print(f"test engine {mode} starting", file=sys.stderr, flush=True)
     moves: list[int] = []
     goes = 0
@@ -45,6 +47,8 @@ def main() -> None:
             state = new_game(game).play_all(moves)
             if goes == nth:
                 fail(mode, state.legal_moves())
+            if mode == "search":
+                time.sleep(int(words[words.index("movetime") + 1]) / 1000)
             move = state.legal_moves()[0]
             print(f"info depth 3 score cp 120 nodes 4321 nps 100000 pv {move} {move}")
             print(f"bestmove {move}")

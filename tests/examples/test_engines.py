@@ -79,7 +79,7 @@ async def play(
             "--game", "connect4", "--strategy", spec, "--games", str(games), "--move-ms", "500",
             env={**ENV, "ARENA_BOT_TOKEN": tokens[name]}, cwd=tmp_path,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        )
         for name, spec in strategies.items()
     }
     try:
