@@ -27,11 +27,13 @@ tournament log's directory), otherwise it is the bot's own stderr.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import queue
 import resource
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -39,7 +41,18 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from bots.strategy import Forfeit
-from bots.ugi.lines import BadLine, EngineLine, Id, OptionLine, ReadyOk, UgiOk, parse_line
+from bots.ugi.lines import (
+    BadLine,
+    BestMove,
+    EngineLine,
+    Id,
+    Info,
+    OptionLine,
+    ReadyOk,
+    UgiOk,
+    parse_line,
+    setoption_command,
+)
 from bots.ugi.spec import EngineSpec
 
 DEFAULT_MEMORY_MB = 2048
@@ -53,6 +66,13 @@ HANDSHAKE_S = 10.0
 
 QUIT_S = 1.0
 """How long an engine gets to exit after ``quit`` before it is killed."""
+
+MAX_PENDING_LINES = 10_000
+"""Lines read ahead of the adapter; an engine flooding beyond them blocks on its pipe
+(and hangs), rather than fill the bot's memory."""
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option: the signal a process gets when its parent thread exits (linux/prctl.h)."""
 
 
 class EngineFault(Forfeit):
@@ -80,6 +100,9 @@ def engine_limits() -> tuple[int, int]:
 
 def _apply_limits(memory_mb: int, cpu_s: int) -> Callable[[], None]:
     def apply() -> None:  # runs in the child between fork and exec
+        if sys.platform == "linux":
+            # A bot killed outright cannot quit its engine: the kernel kills it instead.
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if memory_mb:
             size = memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (size, size))
@@ -130,7 +153,7 @@ class EngineProcess:
             self._close_log()
             why = exc.strerror or exc
             raise EngineFault(f"engine {spec.name} could not start: {why}") from None
-        self._lines: queue.Queue[bytes | None] = queue.Queue()
+        self._lines: queue.Queue[bytes | None] = queue.Queue(MAX_PENDING_LINES)
         self._reader = threading.Thread(
             target=self._read_stdout, name=f"ugi-{spec.name}-stdout", daemon=True
         )
@@ -188,8 +211,9 @@ class EngineProcess:
             if parsed is not None:
                 return parsed
 
-    def expect(self, wanted: type, what: str, timeout_s: float) -> None:
-        """Read until a line of type ``wanted``; ``id`` and ``option`` lines are noted."""
+    def expect(self, wanted: type, what: str, timeout_s: float, stale: bool = False) -> None:
+        """Read until a line of type ``wanted``; ``id`` and ``option`` lines are noted, ``info``
+        lines skipped, and with ``stale`` a late ``bestmove`` (of a search already over) too."""
         until = time.monotonic() + timeout_s
         while True:
             line = self.read(until)
@@ -201,23 +225,23 @@ class EngineProcess:
                 self.id[line.field] = line.value
             elif isinstance(line, OptionLine):
                 self.options.append(line.text)
-            elif not isinstance(line, (ReadyOk, UgiOk)):
+            elif isinstance(line, BestMove) and stale:
+                continue
+            elif not isinstance(line, (ReadyOk, UgiOk, Info)):
                 self.fail(f"engine {self.spec.name} answered {what} with {type(line).__name__}")
 
     def handshake(self) -> None:
         """``ugi`` -> ``ugiok``, the spec's ``setoption``s, ``isready`` -> ``readyok``."""
-        from bots.ugi.lines import setoption_command
-
         self.send("ugi")
         self.expect(UgiOk, "ugi", HANDSHAKE_S)
         for name, value in self.spec.options:
             self.send(setoption_command(name, value))
         self.sync()
 
-    def sync(self) -> None:
-        """``isready`` -> ``readyok``."""
+    def sync(self, stale: bool = False) -> None:
+        """``isready`` -> ``readyok``; ``stale``: skip a ``bestmove`` that comes late."""
         self.send("isready")
-        self.expect(ReadyOk, "isready", HANDSHAKE_S)
+        self.expect(ReadyOk, "isready", HANDSHAKE_S, stale)
 
     def fail(self, reason: str) -> NoReturn:
         """Kill the engine and raise ``EngineFault(reason)``."""

@@ -14,7 +14,9 @@ Per move the engine is told the game from its start and the time it has::
 pipe and process wake-ups; the budget's own margin already covers the
 network and the server). At the deadline the adapter sends ``stop``; an
 engine that still has no ``bestmove`` by the budget's last moment to send
-(``expires``; without a clock ``STOP_WAIT_S`` after the deadline) has hung.
+(``expires`` less ``HANG_MARGIN_S``; without a clock ``STOP_WAIT_S`` after
+the deadline) has hung. After a ``stop`` the next search begins with
+``isready``/``readyok``, so a late ``bestmove`` is never taken for the next one.
 A hang, a crash, garbage, an illegal move or a broken limit raises
 ``EngineFault`` (a ``Forfeit``): the player loses that game with the reason,
 the engine is killed and the next move starts a fresh one.
@@ -39,6 +41,10 @@ ENGINE_MARGIN_MS = 10.0
 STOP_WAIT_S = 2.0
 """Without a clock: how long after ``stop`` an engine may take to send its ``bestmove``."""
 
+HANG_MARGIN_S = 0.03
+"""Under a clock, an engine has hung this long before the move's last moment, so the
+forfeit is sent before the client would send a fallback move instead."""
+
 
 class UGIStrategy(Strategy):
     """An engine program speaking UGI; ``command`` is the spec after ``ugi:``.
@@ -58,6 +64,8 @@ class UGIStrategy(Strategy):
         """How many times the engine was started again after a fault."""
         self._engine: EngineProcess | None = None
         self._last_moves: tuple[int, ...] | None = None
+        self._stopped = False
+        """The last search was stopped: a second ``bestmove`` may still come."""
         # The client may give up waiting on a search (its thread runs on): one at a time.
         self._lock = threading.Lock()
         try:
@@ -87,6 +95,7 @@ class UGIStrategy(Strategy):
         engine = EngineProcess(self.spec)
         self._engine = engine
         self._last_moves = None
+        self._stopped = False
         engine.handshake()
         return engine
 
@@ -114,8 +123,11 @@ class UGIStrategy(Strategy):
             engine = self._start()
         if self._last_moves is None or moves[: len(self._last_moves)] != self._last_moves:
             engine.send("uginewgame")
-            engine.sync()
+            engine.sync(stale=self._stopped)
+        elif self._stopped:
+            engine.sync(stale=True)  # whatever the stop left behind comes before readyok
         self._last_moves = moves
+        self._stopped = False
         started = time.monotonic()
         movetime, soft, hard = self._timing(budget, started)
         engine.send(position_command(moves))
@@ -133,7 +145,7 @@ class UGIStrategy(Strategy):
                         f"{movetime}; hung?)"
                     )
                 engine.send("stop")
-                stopped = True
+                stopped = self._stopped = True
                 continue
             if isinstance(line, Info):
                 if line.string is None or line.depth is not None or line.nodes is not None:
@@ -161,7 +173,7 @@ class UGIStrategy(Strategy):
         if own is not None:
             movetime = min(movetime, own)
         soft = now + movetime / 1000.0 + ENGINE_MARGIN_MS / 2000.0
-        hard = budget.expires if budget.expires is not None else soft + STOP_WAIT_S
+        hard = soft + STOP_WAIT_S if budget.expires is None else budget.expires - HANG_MARGIN_S
         return movetime, soft, max(soft, hard)
 
 

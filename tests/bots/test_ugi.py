@@ -207,6 +207,16 @@ def test_a_faulty_engine_forfeits_with_a_reason_and_is_restarted(
         assert bot.restarts == 1
 
 
+def test_a_bestmove_after_stop_is_not_taken_for_the_next_search() -> None:
+    with make_strategy_from_spec(engine_spec("late", 1), "connect4") as bot:
+        state = new_game("connect4")
+        first = bot.choose_move(state, Budget.seconds(0.1))  # late: the adapter sent stop
+        state = state.play(first)
+        # The engine's second answer to that search ("bestmove 6") is skipped.
+        assert bot.choose_move(state, Budget.seconds(0.1)) == 0
+        assert bot.restarts == 0
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -9,7 +9,9 @@ behave on the N-th ``go`` (default 1) and play like ``good`` before it:
 ``crash`` (SIGSEGV), ``exit`` (status 3), ``hang`` (ignores ``stop``),
 ``garbage`` (a line no UGI engine writes), ``illegal`` (a move that is not
 legal), ``memory`` (allocates 1 GiB), ``cpu`` (spins, ignoring ``stop``),
-``mute`` (never answers ``ugi``). Every mode writes one line to stderr at start.
+``mute`` (never answers ``ugi``), ``late`` (answers 50 ms after its
+``movetime`` and then once more, ``bestmove 6``, on the ``stop`` it got
+meanwhile). Every mode writes one line to stderr at start.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def main() -> None:
     print(f"test engine {mode} starting", file=sys.stderr, flush=True)
     moves: list[int] = []
     goes = 0
+    late = False
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -45,13 +48,19 @@ def main() -> None:
         elif words[0] == "go":
             goes += 1
             state = new_game(game).play_all(moves)
-            if goes == nth:
+            if goes == nth and mode == "late":
+                late = True
+                time.sleep(int(words[words.index("movetime") + 1]) / 1000 + 0.05)
+            elif goes == nth:
                 fail(mode, state.legal_moves())
             if mode == "search":
                 time.sleep(int(words[words.index("movetime") + 1]) / 1000)
             move = state.legal_moves()[0]
             print(f"info depth 3 score cp 120 nodes 4321 nps 100000 pv {move} {move}")
             print(f"bestmove {move}")
+        elif words[0] == "stop" and late:
+            late = False
+            print("bestmove 6")
         elif words[0] == "quit":
             return
         sys.stdout.flush()

@@ -126,22 +126,32 @@ async def test_the_documented_and_the_cpp_engine_play_on_a_server(
     assert all(len(a.pv) == 1 for a in doc)
 
 
-async def test_a_crashing_engine_resigns_each_game_with_its_reason(
-    server: ArenaServer, tmp_path: Path
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("crash", "engine ugi_engine.py was killed by SIGSEGV"),
+        ("hang", "engine ugi_engine.py sent no bestmove in time"),
+        ("garbage", "engine ugi_engine.py wrote garbage: unexpected line"),
+        ("illegal", "engine ugi_engine.py played illegal move"),
+    ],
+)
+async def test_a_faulty_engine_resigns_each_game_with_its_reason(
+    server: ArenaServer, tmp_path: Path, mode: str, reason: str
 ) -> None:
     errors = await play(
         server,
-        {"crashy": f"ugi:{sys.executable} {SCRIPTED} crash 2", "steady": "random:seed=3"},
+        {"crashy": f"ugi:{sys.executable} {SCRIPTED} {mode} 2", "steady": "random:seed=3"},
         2,
         tmp_path,
     )
     finished = await server.store.list_matches(status="finished", game="connect4")
     assert len(finished) == 2
     for match in finished:
+        # A hang, too, is the engine's resignation: not a loss on time, nor a fallback move.
         assert match.termination == "resign"
         assert match.players[1 - match.winner] == "crashy"  # type: ignore[operator]
-        assert "crashy resigned (engine ugi_engine.py was killed by SIGSEGV)" in match.reason
-    assert errors["crashy"].count("resigning: engine ugi_engine.py was killed by SIGSEGV") == 2
+        assert f"crashy resigned ({reason}" in match.reason
+    assert errors["crashy"].count(f"resigning: {reason}") == 2
     assert "Traceback" not in errors["crashy"]
     assert "2 matches: 0 won, 0 drawn, 2 lost, 0 aborted; 2 resigned after an engine fault" in (
         errors["crashy"]
