@@ -41,9 +41,9 @@ ENGINE_MARGIN_MS = 10.0
 STOP_WAIT_S = 2.0
 """Without a clock: how long after ``stop`` an engine may take to send its ``bestmove``."""
 
-HANG_MARGIN_S = 0.03
+HANG_MARGIN_S = 0.005
 """Under a clock, an engine has hung this long before the move's last moment, so the
-forfeit is sent before the client would send a fallback move instead."""
+forfeit is normally sent before the client would send a fallback move instead."""
 
 
 class UGIStrategy(Strategy):
@@ -140,9 +140,8 @@ class UGIStrategy(Strategy):
             if line is None:
                 if stopped:
                     engine.fail(
-                        f"engine {self.spec.name} sent no bestmove in time "
-                        f"({(time.monotonic() - started) * 1000:.0f} ms after go movetime "
-                        f"{movetime}; hung?)"
+                        f"engine {self.spec.name} ran out of time: no bestmove "
+                        f"{(time.monotonic() - started) * 1000:.0f} ms after go movetime {movetime}"
                     )
                 engine.send("stop")
                 stopped = self._stopped = True
@@ -172,9 +171,9 @@ class UGIStrategy(Strategy):
         movetime = int(max(1.0, left_ms - ENGINE_MARGIN_MS))
         if own is not None:
             movetime = min(movetime, own)
-        soft = now + movetime / 1000.0 + ENGINE_MARGIN_MS / 2000.0
+        soft = min(budget.deadline, now + (movetime + ENGINE_MARGIN_MS) / 1000.0)
         hard = soft + STOP_WAIT_S if budget.expires is None else budget.expires - HANG_MARGIN_S
-        return movetime, soft, max(soft, hard)
+        return movetime, soft, max(soft + HANG_MARGIN_S, hard)
 
 
 def _merge(old: Info | None, new: Info) -> Info:

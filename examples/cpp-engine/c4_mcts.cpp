@@ -89,7 +89,7 @@ public:
         long iterations = 0;
         int max_depth = 0;
         while (true) {
-            if ((iterations & 255) == 0) {
+            if ((iterations & 63) == 0) {
                 double spent = elapsed(start);
                 if (spent >= seconds && iterations > 0) break;
             }

@@ -175,7 +175,7 @@ def test_an_engine_that_never_answers_ugi_is_refused_at_once(
     [
         ("crash", {}, "engine ugi_engine.py was killed by SIGSEGV"),
         ("exit", {}, "engine ugi_engine.py exited with status 3"),
-        ("hang", {}, "sent no bestmove in time"),
+        ("hang", {}, "ran out of time: no bestmove"),
         ("garbage", {}, "wrote garbage: unexpected line 'I think column three looks nice'"),
         ("illegal", {}, "played illegal move 56 (legal: 0 1 2 3 4 5 6)"),
         ("memory", {"ARENA_ENGINE_MEMORY_MB": "300"}, "exited with status 1"),

@@ -130,7 +130,7 @@ async def test_the_documented_and_the_cpp_engine_play_on_a_server(
     ("mode", "reason"),
     [
         ("crash", "engine ugi_engine.py was killed by SIGSEGV"),
-        ("hang", "engine ugi_engine.py sent no bestmove in time"),
+        ("hang", "engine ugi_engine.py ran out of time: no bestmove"),
         ("garbage", "engine ugi_engine.py wrote garbage: unexpected line"),
         ("illegal", "engine ugi_engine.py played illegal move"),
     ],
