@@ -14,7 +14,7 @@ process group (``arena.cli.demo.BotProcess``), creates the tournament and
 shows a progress bar until it is over, then prints the final tables.
 
 A spec ``ugi:CMD`` is an engine program speaking UGI (``bots.ugi``,
-docs/engines.md); its stderr goes to ``engine-PROGRAM.log`` beside the log.
+docs/engines.md); its stderr goes to ``engine-BOT.log`` beside the log.
 
 Ctrl-C (or SIGTERM) pauses the tournament, stops the bots, then the server
 (games in flight are aborted as the infrastructure's fault, so they are
@@ -270,7 +270,7 @@ class _LocalRun:
                     **os.environ,
                     "ARENA_BOT_TOKEN": tokens[name],
                     # UGI engines write their stderr next to the tournament's log.
-                    "ARENA_ENGINE_LOG_DIR": str(self.files),
+                    "ARENA_ENGINE_LOG": str(self.files / f"engine-{name}.log"),
                 }
                 bot = BotProcess(name, spec, argv, env)
                 await bot.start(output.fileno())

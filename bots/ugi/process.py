@@ -19,9 +19,9 @@ environment variables change them, 0 means no limit):
   process's life; an engine over it is killed by the kernel, loses that
   game and is restarted).
 
-The engine's stderr is appended to ``ARENA_ENGINE_LOG_DIR/engine-NAME.log``
-when that variable is set (``arena tournament run --local`` sets it to the
-tournament log's directory), otherwise it is the bot's own stderr.
+The engine's stderr is appended to the file ``ARENA_ENGINE_LOG`` names, when
+it is set (``arena tournament run --local`` sets ``engine-BOT.log`` beside
+its own log), otherwise it is the bot's own stderr.
 """
 
 from __future__ import annotations
@@ -131,15 +131,20 @@ def describe_exit(returncode: int | None) -> str:
 class EngineProcess:
     """A started engine: ``send`` a command, ``read`` a line by a deadline, ``close``."""
 
-    def __init__(self, spec: EngineSpec, log_dir: str | None = None) -> None:
+    def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
         self.id: dict[str, str] = {}
         self.options: list[str] = []
         memory_mb, cpu_s = engine_limits()
-        directory = os.environ.get("ARENA_ENGINE_LOG_DIR") if log_dir is None else log_dir
+        log_file = os.environ.get("ARENA_ENGINE_LOG")
         self._stderr: IO[bytes] | None = None
-        if directory:
-            self._stderr = (Path(directory) / f"engine-{spec.name}.log").open("ab")
+        if log_file:
+            try:
+                # Kept open for the engine's life; ``kill`` closes it.
+                self._stderr = Path(log_file).open("ab")  # noqa: SIM115
+            except OSError as exc:
+                why = exc.strerror
+                raise EngineFault(f"cannot open the engine log {log_file}: {why}") from None
         try:
             self._proc = subprocess.Popen(
                 spec.argv,
@@ -151,8 +156,8 @@ class EngineProcess:
             )
         except OSError as exc:
             self._close_log()
-            why = exc.strerror or exc
-            raise EngineFault(f"engine {spec.name} could not start: {why}") from None
+            failed = exc.strerror or str(exc)
+            raise EngineFault(f"engine {spec.name} could not start: {failed}") from None
         self._lines: queue.Queue[bytes | None] = queue.Queue(MAX_PENDING_LINES)
         self._reader = threading.Thread(
             target=self._read_stdout, name=f"ugi-{spec.name}-stdout", daemon=True

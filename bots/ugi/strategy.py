@@ -121,7 +121,9 @@ class UGIStrategy(Strategy):
                 engine.kill()
             self.restarts += 1
             engine = self._start()
-        if self._last_moves is None or moves[: len(self._last_moves)] != self._last_moves:
+        last = self._last_moves
+        # This bot's moves in one game are two plies apart; anything else is another game.
+        if last is None or len(moves) != len(last) + 2 or moves[: len(last)] != last:
             engine.send("uginewgame")
             engine.sync(stale=self._stopped)
         elif self._stopped:

@@ -47,7 +47,7 @@ def engine_spec(mode: str, nth: int = 1) -> str:
 def _engine_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # The scripted engine imports the rules from this checkout.
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    monkeypatch.delenv("ARENA_ENGINE_LOG_DIR", raising=False)
+    monkeypatch.delenv("ARENA_ENGINE_LOG", raising=False)
 
 
 # Lines ----------------------------------------------------------------------------------
@@ -238,10 +238,10 @@ def test_offline_play_records_a_forfeit_and_plays_on() -> None:
 def test_engine_stderr_goes_to_a_log_file_and_close_leaves_no_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("ARENA_ENGINE_LOG_DIR", str(tmp_path))
+    monkeypatch.setenv("ARENA_ENGINE_LOG", str(tmp_path / "engine.log"))
     bot = make_strategy_from_spec(engine_spec("good"), "tictactoe")
     assert isinstance(bot, UGIStrategy) and bot.pid is not None
     pid = bot.pid
     bot.close()
     assert not _alive(pid)
-    assert "test engine good starting" in (tmp_path / "engine-ugi_engine.py.log").read_text()
+    assert "test engine good starting" in (tmp_path / "engine.log").read_text()

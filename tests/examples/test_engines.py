@@ -182,8 +182,8 @@ def test_engines_play_a_local_tournament(tmp_path: Path, cpp_engine: Path) -> No
     bots = {row["bot"] for row in status["standings"]}
     assert bots == {"ugi-engine_py", "ugi-c4_mcts", "random"}
     # The engines' stderr goes next to the tournament's log (created even when empty).
-    assert (tmp_path / "engine-engine.py.log").exists()
-    assert (tmp_path / "engine-c4_mcts.log").exists()
+    assert (tmp_path / "engine-ugi-engine_py.log").exists()
+    assert (tmp_path / "engine-ugi-c4_mcts.log").exists()
 
 
 def run(*args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
