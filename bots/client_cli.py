@@ -100,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--game", default="connect4", choices=GAMES, help="game to play")
     parser.add_argument(
-        "--strategy", default="mcts", help='strategy spec, e.g. "mcts:sims=5000,workers=2"'
+        "--strategy",
+        default="mcts",
+        help='strategy spec, e.g. "mcts:sims=5000,workers=2", or an engine: "ugi:./my-engine"',
     )
     parser.add_argument("--games", type=positive_int, help="stop after this many matches")
     parser.add_argument(
