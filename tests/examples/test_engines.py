@@ -254,3 +254,14 @@ def test_local_runs_refuse_a_missing_engine_before_starting(tmp_path: Path) -> N
 def test_an_engine_plays_under_its_program_name_and_arguments() -> None:
     assert bot_name("ugi:./engines/c4 --threads 1") == "ugi-c4-threads-1"
     assert bot_name("ugi:./c4_mcts --option Seed=3") == "ugi-c4_mcts-option-Seed3"
+
+
+def test_arena_bot_refuses_an_engine_that_cannot_start_in_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bots.client_cli", "--name", "x", "--strategy", "ugi:/bin/false"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**ENV, "ARENA_BOT_TOKEN": "not-needed-before-the-engine-starts"},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "bad --strategy 'ugi:/bin/false': engine false exited with status 1" in done.stderr
