@@ -190,7 +190,7 @@ class EngineProcess:
             stdin.write(command.encode() + b"\n")
             stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            self.fail(f"engine {self.spec.name} {self._exit_words()} (its input is closed)")
+            self.fail(f"engine {self.spec.name} {self.exit_words()} (its input is closed)")
 
     def read(self, until: float) -> EngineLine | None:
         """The next parsed non-empty line, or None when ``until`` (``time.monotonic()``) passes.
@@ -206,7 +206,7 @@ class EngineProcess:
             except queue.Empty:
                 return None
             if raw is None:
-                self.fail(f"engine {self.spec.name} {self._exit_words()}")
+                self.fail(f"engine {self.spec.name} {self.exit_words()}")
             try:
                 parsed = parse_line(raw.decode("utf-8"))
             except UnicodeDecodeError:
@@ -253,7 +253,8 @@ class EngineProcess:
         self.kill()
         raise EngineFault(reason)
 
-    def _exit_words(self) -> str:
+    def exit_words(self) -> str:
+        """How the engine ended, in words (``stopped answering`` while it runs)."""
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(0.5)  # the pipe closes just before the exit status is known
         return describe_exit(self._proc.poll())

@@ -115,15 +115,19 @@ class UGIStrategy(Strategy):
         if new_game(self.game).play_all(moves).encode() != state.encode():
             # A position decoded mid-game has no history to give as ``startpos moves``.
             raise SearchError("ugi: the position does not follow from the start by its moves")
+        last = self._last_moves
+        # This bot's moves in one game are two plies apart; anything else is another game.
+        same_game = last is not None and len(moves) == len(last) + 2 and moves[: len(last)] == last
         engine = self._engine
         if engine is None or not engine.alive:
+            if engine is not None and same_game:  # it died after its last move in this game
+                engine.fail(f"engine {self.spec.name} {engine.exit_words()} between two moves")
             if engine is not None:
                 engine.kill()
             self.restarts += 1
             engine = self._start()
-        last = self._last_moves
-        # This bot's moves in one game are two plies apart; anything else is another game.
-        if last is None or len(moves) != len(last) + 2 or moves[: len(last)] != last:
+            same_game = False
+        if not same_game:
             engine.send("uginewgame")
             engine.sync(stale=self._stopped)
         elif self._stopped:

@@ -217,6 +217,19 @@ def test_a_bestmove_after_stop_is_not_taken_for_the_next_search() -> None:
         assert bot.restarts == 0
 
 
+def test_an_engine_that_dies_between_two_moves_loses_that_game_only() -> None:
+    with make_strategy_from_spec(engine_spec("die", 2), "connect4") as bot:
+        state = new_game("connect4").play_all((3,))
+        state = state.play(bot.choose_move(state)).play(3)
+        state = state.play(bot.choose_move(state)).play(3)  # its answer, then its exit
+        # Seen dead before the next go ("between two moves"), or as that go gets no answer.
+        with pytest.raises(Forfeit, match=r"engine ugi_engine\.py exited with status 4"):
+            bot.choose_move(state)
+        # A new game starts a new engine without a fault.
+        assert bot.choose_move(new_game("connect4")) == 0
+        assert bot.restarts == 1
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

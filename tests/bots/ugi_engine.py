@@ -9,9 +9,9 @@ behave on the N-th ``go`` (default 1) and play like ``good`` before it:
 ``crash`` (SIGSEGV), ``exit`` (status 3), ``hang`` (ignores ``stop``),
 ``garbage`` (a line no UGI engine writes), ``illegal`` (a move that is not
 legal), ``memory`` (allocates 1 GiB), ``cpu`` (spins, ignoring ``stop``),
-``mute`` (never answers ``ugi``), ``late`` (answers 50 ms after its
-``movetime`` and then once more, ``bestmove 6``, on the ``stop`` it got
-meanwhile). Every mode writes one line to stderr at start.
+``mute`` (never answers ``ugi``), ``die`` (answers, then exits with status
+4), ``late`` (answers 50 ms after its ``movetime`` and then once more,
+``bestmove 6``, on the ``stop`` it got meanwhile). Every mode writes one line to stderr at start.
 """
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ def fail(mode: str, legal: list[int]) -> None:
     elif mode == "memory":
         hog = bytearray(1 << 30)
         print(f"bestmove {legal[0] + len(hog) * 0}", flush=True)
+    elif mode == "die":
+        print(f"bestmove {legal[0]}", flush=True)
+        sys.exit(4)
     elif mode == "cpu":
         while True:
             pass
