@@ -65,13 +65,13 @@ struct Board {
     }
 };
 
+constexpr size_t kMaxNodes = 4'000'000;  // about 130 MB: well inside the arena's 2 GiB limit
+
 struct Node {
     int move = -1;
     int parent = -1;
-    int first_child = -1;
+    int first_child = -1;  // children are stored together; -1 until expanded
     int children = 0;
-    int untried[kWidth];
-    int untried_count = 0;
     double visits = 0;
     double score = 0;  // for the player who made `move`: 1 win, 0.5 draw, 0 loss
     bool terminal = false;
@@ -85,7 +85,7 @@ public:
     int run(const Board& root_board, double seconds, std::ostream& out) {
         auto start = std::chrono::steady_clock::now();
         nodes_.clear();
-        nodes_.push_back(make_node(root_board, -1, -1, false));
+        nodes_.push_back(make_node(-1, -1, false));
         long iterations = 0;
         int max_depth = 0;
         while (true) {
@@ -122,12 +122,11 @@ private:
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
-    Node make_node(const Board& board, int move, int parent, bool terminal) {
+    static Node make_node(int move, int parent, bool terminal) {
         Node node;
         node.move = move;
         node.parent = parent;
         node.terminal = terminal;
-        if (!terminal) node.untried_count = board.legal(node.untried);
         return node;
     }
 
@@ -141,25 +140,24 @@ private:
         return best;
     }
 
-    // Children are stored contiguously, so a node expands all its moves at once.
+    // Children are stored contiguously, so a node expands all its moves at once. When
+    // the tree is full, leaves are no longer expanded: their playouts go on.
     int select_and_expand(Board& board, int& depth) {
         int node = 0;
         while (!nodes_[node].terminal) {
-            Node& n = nodes_[node];
-            if (n.first_child == -1) {
+            if (nodes_[node].first_child == -1) {
+                if (nodes_.size() + kWidth > kMaxNodes) return node;
                 int first = static_cast<int>(nodes_.size());
-                int count = n.untried_count;
                 int moves[kWidth];
-                std::copy(n.untried, n.untried + count, moves);
+                int count = board.legal(moves);
                 for (int i = 0; i < count; ++i) {
                     Board next = board;
                     next.play(moves[i]);
                     bool end = next.last_mover_won() || next.full();
-                    nodes_.push_back(make_node(next, moves[i], node, end));
+                    nodes_.push_back(make_node(moves[i], node, end));
                 }
                 nodes_[node].first_child = first;
                 nodes_[node].children = count;
-                nodes_[node].untried_count = 0;
                 int pick = first + static_cast<int>(rng() % count);
                 board.play(nodes_[pick].move);
                 ++depth;
