@@ -42,6 +42,7 @@ from typing import IO, NoReturn
 
 from bots.strategy import Forfeit
 from bots.ugi.lines import (
+    MAX_LINE,
     BadLine,
     BestMove,
     EngineLine,
@@ -86,7 +87,7 @@ def _limit_from_env(name: str, default: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise ValueError(f"{name} must be an integer, got {text!r}") from None
+        raise EngineFault(f"{name} must be an integer, got {text!r}") from None
     return max(0, value)
 
 
@@ -177,10 +178,16 @@ class EngineProcess:
     def _read_stdout(self) -> None:
         stdout = self._proc.stdout
         assert stdout is not None
-        with contextlib.suppress(OSError, ValueError):
-            for line in stdout:
-                self._lines.put(line)
-        self._lines.put(None)
+        try:
+            with contextlib.suppress(OSError, ValueError):
+                # A line longer than MAX_LINE comes in pieces, the first refused as garbage.
+                while line := stdout.readline(MAX_LINE + 1):
+                    self._lines.put(line)
+            self._lines.put(None)
+        finally:
+            # Closed here, not by ``kill``: a close waits for a read in progress, and a
+            # daemon the engine left behind may hold the pipe open.
+            stdout.close()
 
     def send(self, command: str) -> None:
         """Write one command line; a closed pipe is a fault (the engine died)."""
@@ -278,10 +285,13 @@ class EngineProcess:
         self.kill()
 
     def _close_pipes(self) -> None:
-        for pipe in (self._proc.stdin, self._proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        if self._proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        # Unread lines go, so a reader thread blocked on a full queue can end.
+        with contextlib.suppress(queue.Empty):
+            while True:
+                self._lines.get_nowait()
         self._close_log()
 
     def _close_log(self) -> None:

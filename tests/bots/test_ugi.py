@@ -178,6 +178,7 @@ def test_an_engine_that_never_answers_ugi_is_refused_at_once(
         ("hang", {}, "ran out of time: no bestmove"),
         ("garbage", {}, "wrote garbage: unexpected line 'I think column three looks nice'"),
         ("illegal", {}, "played illegal move 56 (legal: 0 1 2 3 4 5 6)"),
+        ("long", {}, "wrote garbage: a line of 65537 characters"),
         ("memory", {"ARENA_ENGINE_MEMORY_MB": "300"}, "exited with status 1"),
         ("cpu", {"ARENA_ENGINE_CPU_S": "1"}, "exceeding its CPU-time limit (SIGXCPU)"),
     ],

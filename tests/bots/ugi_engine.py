@@ -7,7 +7,7 @@ plays the first legal move at once with a full ``info`` line; ``search``
 does the same after waiting out each ``go``'s ``movetime``. The other modes
 behave on the N-th ``go`` (default 1) and play like ``good`` before it:
 ``crash`` (SIGSEGV), ``exit`` (status 3), ``hang`` (ignores ``stop``),
-``garbage`` (a line no UGI engine writes), ``illegal`` (a move that is not
+``garbage`` (a line no UGI engine writes), ``long`` (a 100 KB line), ``illegal`` (a move that is not
 legal), ``memory`` (allocates 1 GiB), ``cpu`` (spins, ignoring ``stop``),
 ``mute`` (never answers ``ugi``), ``die`` (answers, then exits with status
 4), ``late`` (answers 50 ms after its ``movetime`` and then once more,
@@ -75,6 +75,8 @@ def fail(mode: str, legal: list[int]) -> None:
     elif mode == "hang":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(3600)
+    elif mode == "long":
+        print("info string " + "x" * 100_000, flush=True)
     elif mode == "garbage":
         print("I think column three looks nice", flush=True)
     elif mode == "illegal":
