@@ -205,7 +205,7 @@ class Session:
         A strategy that forfeits (an engine fault) resigns: the person wins.
         """
         from bots.choosing import analysis_from
-        from bots.strategy import Forfeit
+        from bots import Forfeit
 
         out.write(f"{self.strategy.describe()} is thinking...\n")
         out.flush()
