@@ -204,8 +204,8 @@ class Session:
 
         A strategy that forfeits (an engine fault) resigns: the person wins.
         """
-        from bots.choosing import analysis_from
         from bots import Forfeit
+        from bots.choosing import analysis_from
 
         out.write(f"{self.strategy.describe()} is thinking...\n")
         out.flush()
