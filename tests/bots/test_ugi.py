@@ -33,14 +33,15 @@ from bots.ugi.lines import (
 from bots.ugi.spec import parse_engine_command
 from bots.ugi.strategy import UGIStrategy
 from protocol.games import Termination, new_game
+from protocol.messages import TimeControl
 
 ENGINE = Path(__file__).with_name("ugi_engine.py")
 REPO = Path(__file__).resolve().parents[2]
 
 
-def engine_spec(mode: str, nth: int = 1) -> str:
-    """The spec of the scripted engine in ``mode``, failing at its ``nth`` go."""
-    return f"ugi:{sys.executable} {ENGINE} {mode} {nth}"
+def engine_spec(mode: str, nth: int = 1, game: str = "connect4") -> str:
+    """The spec of the scripted engine playing ``game`` in ``mode``, failing at its ``nth`` go."""
+    return f"ugi:{sys.executable} {ENGINE} {mode} {nth} {game}"
 
 
 @pytest.fixture(autouse=True)
@@ -249,11 +250,24 @@ def test_offline_play_records_a_forfeit_and_plays_on() -> None:
     assert result.games[1].reason == lost.reason
 
 
+def test_offline_play_on_a_clock_gives_the_engine_its_movetime() -> None:
+    # The engine spends each go's whole movetime: it must fit the clock's move with its margins.
+    result = play_match(
+        "tictactoe",
+        [engine_spec("search", game="tictactoe"), "random:seed=2"],
+        games=1,
+        time_control=TimeControl(move_ms=500),
+    )
+    record = result.games[0]
+    assert record.reason is None
+    assert record.outcome.termination in (Termination.LINE, Termination.DRAW)
+
+
 def test_engine_stderr_goes_to_a_log_file_and_close_leaves_no_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("ARENA_ENGINE_LOG", str(tmp_path / "engine.log"))
-    bot = make_strategy_from_spec(engine_spec("good"), "tictactoe")
+    bot = make_strategy_from_spec(engine_spec("good", game="tictactoe"), "tictactoe")
     assert isinstance(bot, UGIStrategy) and bot.pid is not None
     pid = bot.pid
     bot.close()
