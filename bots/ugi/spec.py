@@ -39,6 +39,8 @@ class EngineSpec:
     argv: tuple[str, ...]
     options: tuple[tuple[str, str], ...] = ()
     movetime_ms: int | None = None
+    command: str = ""
+    """The command as given (before the program was found)."""
 
     @property
     def name(self) -> str:
@@ -49,8 +51,8 @@ class EngineSpec:
         return names[0]
 
     def describe(self) -> str:
-        """The command line as given (quoted again)."""
-        return "ugi:" + shlex.join(self.argv)
+        """The spec as given: ``ugi:./my-engine --threads 1``."""
+        return "ugi:" + (self.command or shlex.join(self.argv))
 
 
 def parse_engine_command(command: str) -> EngineSpec:
@@ -92,7 +94,7 @@ def parse_engine_command(command: str) -> EngineSpec:
         argv.append(word)
         i += 1
     argv[0] = _program(argv[0])
-    return EngineSpec(tuple(argv), tuple(options), movetime)
+    return EngineSpec(tuple(argv), tuple(options), movetime, " ".join(command.split()))
 
 
 def _program(program: str) -> str:

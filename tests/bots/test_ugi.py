@@ -273,3 +273,8 @@ def test_engine_stderr_goes_to_a_log_file_and_close_leaves_no_process(
     bot.close()
     assert not _alive(pid)
     assert "test engine good starting" in (tmp_path / "engine.log").read_text()
+
+
+def test_an_engine_is_described_by_its_spec_as_given() -> None:
+    spec = parse_engine_command(f"{sys.executable}  {ENGINE} good --movetime 200")
+    assert spec.describe() == f"ugi:{sys.executable} {ENGINE} good --movetime 200"
