@@ -42,6 +42,8 @@ class _Match:
     you: int | None
     state: GameState | None
     ply: int
+    banks_ms: tuple[int, int] | None = None
+    """Both players' banks as the server last reported them."""
 
 
 class MatchBook:
@@ -75,7 +77,8 @@ class MatchBook:
         resumed = start.match_id in self.resumable or start.match_id in self.live
         self.resumable.discard(start.match_id)
         self.live[start.match_id] = _Match(
-            start.match_id, start.game, start.players, start.you, state, start.ply
+            start.match_id, start.game, start.players, start.you, state, start.ply,
+            start.clocks.bank_ms,
         )
         # Results get an INFO line each; a start only matters when it is a resumption.
         log.log(
@@ -94,6 +97,7 @@ class MatchBook:
         match = self.live.get(moved.match_id)
         if match is None:
             return False
+        match.banks_ms = moved.clocks.bank_ms
         if match.state is not None and moved.ply == match.ply:
             with contextlib.suppress(GameError):
                 match.state = match.state.play(moved.move)
@@ -120,6 +124,13 @@ class MatchBook:
         if not in_step and not self._resync(match, turn.position, turn.ply):
             match.state = None  # better the fallback move than a search of a wrong position
         return match.state
+
+    def opponent_bank_ms(self, match_id: str) -> int | None:
+        """The opponent's bank in ``match_id`` as last reported (None: not known)."""
+        match = self.live.get(match_id)
+        if match is None or match.you is None or match.banks_ms is None:
+            return None
+        return match.banks_ms[1 - match.you]
 
     def _resync(self, match: _Match, position: str, ply: int) -> bool:
         """Adopt the server's position (it is the referee); False if it cannot be decoded."""

@@ -141,7 +141,9 @@ class OfflineClock:
     def budget(self, player: int, now: float) -> Budget:
         """The budget of ``player``'s move starting ``now``."""
         bank = self.bank_ms[player]
-        return Budget.for_turn(self.time_control.move_ms + bank, bank, now)
+        return Budget.for_turn(
+            self.time_control.move_ms + bank, bank, now, opponent_bank_ms=self.bank_ms[1 - player]
+        )
 
     def charge(self, player: int, spent_ms: float) -> bool:
         """Take a move's overrun from the bank; False when the move ran out of time."""

@@ -191,11 +191,22 @@ def position_command(moves: tuple[int, ...]) -> str:
     return "position startpos moves " + " ".join(str(move) for move in moves)
 
 
-def go_command(movetime_ms: int, mover: int | None = None, bank_ms: float | None = None) -> str:
-    """``go movetime MS``, with the mover's bank as ``p1time``/``p2time`` when it has one."""
+def go_command(
+    movetime_ms: int,
+    mover: int = 0,
+    bank_ms: float | None = None,
+    opponent_bank_ms: float | None = None,
+) -> str:
+    """``go movetime MS``, with the banks left as ``p1time``/``p2time`` when there is a bank
+    (``p1`` moved first; the opponent's is left out when it is not known)."""
     text = f"go movetime {max(1, movetime_ms)}"
-    if mover is not None and bank_ms is not None and bank_ms > 0:
-        text += f" p{mover + 1}time {int(bank_ms)}"
+    if not bank_ms and not opponent_bank_ms:
+        return text
+    banks = {mover: bank_ms or 0.0}
+    if opponent_bank_ms is not None:
+        banks[1 - mover] = opponent_bank_ms
+    for player in sorted(banks):
+        text += f" p{player + 1}time {int(banks[player])}"
     return text
 
 

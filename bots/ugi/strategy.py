@@ -138,7 +138,7 @@ class UGIStrategy(Strategy):
         movetime, soft, hard = self._timing(budget, started)
         engine.send(position_command(moves))
         mover = state.to_move
-        engine.send(go_command(movetime, mover, budget.bank_ms if budget.limited else None))
+        engine.send(go_command(movetime, mover, budget.bank_ms, budget.opponent_bank_ms))
         last_info: Info | None = None
         stopped = False
         while True:

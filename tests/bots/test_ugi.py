@@ -8,6 +8,7 @@ exit, a hang, garbage, an illegal move, a broken memory or CPU limit.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -109,7 +110,9 @@ def test_commands_are_written_in_decimal_move_numbers() -> None:
     assert position_command((3, 3, 40)) == "position startpos moves 3 3 40"
     assert go_command(250) == "go movetime 250"
     assert go_command(250, mover=1, bank_ms=1500.7) == "go movetime 250 p2time 1500"
-    assert go_command(0, mover=0, bank_ms=0) == "go movetime 1"
+    assert go_command(250, 1, 1500, 300) == "go movetime 250 p1time 300 p2time 1500"
+    assert go_command(250, 0, 0, 300) == "go movetime 250 p1time 0 p2time 300"
+    assert go_command(0, mover=0, bank_ms=0, opponent_bank_ms=0) == "go movetime 1"
 
 
 # Specs ----------------------------------------------------------------------------------
@@ -250,17 +253,28 @@ def test_offline_play_records_a_forfeit_and_plays_on() -> None:
     assert result.games[1].reason == lost.reason
 
 
-def test_offline_play_on_a_clock_gives_the_engine_its_movetime() -> None:
+def test_offline_play_on_a_clock_gives_the_engine_its_movetime_and_both_banks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ARENA_ENGINE_LOG", str(tmp_path / "engine.log"))
     # The engine spends each go's whole movetime: it must fit the clock's move with its margins.
     result = play_match(
         "tictactoe",
         [engine_spec("search", game="tictactoe"), "random:seed=2"],
         games=1,
-        time_control=TimeControl(move_ms=500),
+        time_control=TimeControl(move_ms=500, bank_ms=1000),
     )
     record = result.games[0]
     assert record.reason is None
     assert record.outcome.termination in (Termination.LINE, Termination.DRAW)
+    # The engine moved first (p1); the random player answers at once and keeps its bank.
+    told = re.findall(
+        r"go movetime (\d+) p1time (\d+) p2time (\d+)", (tmp_path / "engine.log").read_text()
+    )
+    assert len(told) >= 3
+    assert all(
+        400 < int(ms) < 600 and int(mine) <= 1000 and theirs == "1000" for ms, mine, theirs in told
+    )
 
 
 def test_engine_stderr_goes_to_a_log_file_and_close_leaves_no_process(

@@ -46,6 +46,7 @@ def main() -> None:
         elif words[0] == "position":
             moves = [int(w) for w in words[3:]]
         elif words[0] == "go":
+            print(line.strip(), file=sys.stderr, flush=True)  # what the tests check it was told
             goes += 1
             state = new_game(game).play_all(moves)
             if goes == nth and mode == "late":
