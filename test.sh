@@ -10,7 +10,8 @@
 #   - Debian packages, with apt-get (as root, or through passwordless sudo):
 #     mosquitto (the MQTT tests start their own brokers), chromium (the viewer
 #     tests drive it headless), nodejs and npm (the JavaScript example bot),
-#     openssl (TLS certificates for the security tests), python3-venv,
+#     openssl (TLS certificates for the security tests), g++ (the C++ example
+#     engine, examples/cpp-engine), python3-venv,
 #     docker-compose where the `docker compose` plugin is missing (it checks
 #     docker-compose.yml offline; no Docker engine is needed);
 #   - the virtual environment .venv with the project and its test extras (pip);
@@ -28,9 +29,10 @@ ci() { [ "${CI:-}" = "true" ]; }
 # Debian package -> a command it provides.
 declare -A provides=(
     [mosquitto]=mosquitto [chromium]=chromium [nodejs]=node [npm]=npm [openssl]=openssl
+    [g++]=g++
 )
 missing=()
-for package in mosquitto chromium nodejs npm openssl; do
+for package in mosquitto chromium nodejs npm openssl g++; do
     command=${provides[$package]}
     command -v "$command" >/dev/null 2>&1 || [ -x "/usr/sbin/$command" ] || missing+=("$package")
 done

@@ -14,6 +14,7 @@ from __future__ import annotations
 from bots.budget import Budget
 from bots.strategy import (
     STRATEGIES,
+    Forfeit,
     SearchError,
     SearchInfo,
     Strategy,
@@ -28,6 +29,7 @@ from bots.strategy import (
 __all__ = [
     "STRATEGIES",
     "Budget",
+    "Forfeit",
     "SearchError",
     "SearchInfo",
     "Strategy",

@@ -154,6 +154,8 @@ class Budget:
     """The search time from the turn's arrival to ``deadline`` (None: no clock)."""
     expires: float | None = None
     """The last moment (``time.monotonic()``) a move can be sent and still count."""
+    opponent_bank_ms: float | None = None
+    """The opponent's bank as last reported (None: unknown, or no clock)."""
 
     UNLIMITED: ClassVar[Budget]
 
@@ -167,13 +169,14 @@ class Budget:
         rtt_floor_ms: float | None = None,
         margin_ms: float = MARGIN_MS,
         lag_ms: float = 0.0,
+        opponent_bank_ms: float | None = None,
     ) -> Budget:
         """The budget of a ``your_turn`` that arrived at ``received`` (``time.monotonic()``)."""
         think = think_ms(time_left_ms, bank_ms, rtt_ms, rtt_floor_ms, margin_ms, lag_ms)
         last_ms = max(think, time_left_ms - uncredited_rtt_ms(rtt_ms, rtt_floor_ms) - SEND_MS)
         return cls(
             received + think / 1000.0, time_left_ms, bank_ms, rtt_ms, think,
-            received + last_ms / 1000.0,
+            received + last_ms / 1000.0, opponent_bank_ms,
         )
 
     @classmethod

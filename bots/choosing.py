@@ -65,7 +65,9 @@ def time_control_warning(chooser: object, tc: TimeControl, margin_ms: float) -> 
 
 def analysis_from(info: SearchInfo | None) -> Analysis | None:
     """The wire ``Analysis`` for a search report, or None when the strategy did not search."""
-    if info is None or (info.simulations == 0 and info.value is None and not info.moves):
+    if info is None or (
+        info.simulations == 0 and info.value is None and not info.moves and not info.pv
+    ):
         return None
     # Most visited first, so the cut to the protocol's limit keeps what matters.
     ranked = sorted(info.moves, key=lambda stat: -stat[1])[:MAX_ANALYSIS_MOVES]
@@ -81,6 +83,7 @@ def analysis_from(info: SearchInfo | None) -> Analysis | None:
             MoveStat(move=move, visits=visits, value=_finite(value, 4))
             for move, visits, value in ranked
         ),
+        pv=info.pv[:MAX_ANALYSIS_MOVES],
     )
 
 

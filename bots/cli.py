@@ -65,6 +65,8 @@ def _progress(start: float, quiet: bool):  # type: ignore[no-untyped-def]
             else result.names[record.first if winner == 0 else 1 - record.first]
         )
         how = record.outcome.termination.value
+        if record.reason:
+            how += f": {record.reason}"
         print(
             f"[{done}/{total}] {time.perf_counter() - start:6.1f}s  {record.outcome.result:<7} "
             f"({who}, {how}, {len(record.moves)} plies)  running score {result.score_rate(0):.1%}",

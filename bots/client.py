@@ -513,6 +513,7 @@ class BotClient:
             self._rtt_floor_ms,
             self.config.margin_ms,
             self._lag.lag_ms,
+            self._matches.opponent_bank_ms(turn.match_id),
         )
         if self._searches.answer(turn, self._matches.position(turn), budget):
             assert budget.planned_ms is not None

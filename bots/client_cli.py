@@ -100,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--game", default="connect4", choices=GAMES, help="game to play")
     parser.add_argument(
-        "--strategy", default="mcts", help='strategy spec, e.g. "mcts:sims=5000,workers=2"'
+        "--strategy",
+        default="mcts",
+        help='strategy spec, e.g. "mcts:sims=5000,workers=2", or an engine: "ugi:./my-engine"',
     )
     parser.add_argument("--games", type=positive_int, help="stop after this many matches")
     parser.add_argument(
@@ -279,10 +281,13 @@ def describe_summary(summary: ClientSummary) -> str:
     counts = {"win": 0, "draw": 0, "loss": 0, "aborted": 0}
     for report in summary.reports:
         counts[report.outcome] = counts.get(report.outcome, 0) + 1
-    return (
+    text = (
         f"{len(summary.reports)} matches: {counts['win']} won, {counts['draw']} drawn, "
         f"{counts['loss']} lost, {counts['aborted']} aborted"
     )
+    if summary.forfeits:
+        text += f"; {summary.forfeits} resigned after an engine fault"
+    return text
 
 
 if __name__ == "__main__":

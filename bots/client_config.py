@@ -113,12 +113,14 @@ class MatchReport:
 
 @dataclass(slots=True)
 class ClientSummary:
-    """What a run did: every finished match, connections opened, fallback moves played."""
+    """What a run did: every finished match, connections opened, fallback moves, forfeits."""
 
     reports: list[MatchReport] = field(default_factory=list)
     connections: int = 0
     fallback_moves: int = 0
     """Moves the chooser failed to give (error, or an illegal move) replaced by a legal one."""
+    forfeits: int = 0
+    """Matches resigned because the strategy forfeited them (an engine fault)."""
 
 
 class Backoff:

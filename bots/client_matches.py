@@ -15,9 +15,19 @@ from dataclasses import dataclass
 from bots.budget import Budget
 from bots.choosing import MoveChooser
 from bots.client_config import ClientSummary, MatchReport
+from bots.strategy import Forfeit
 from protocol.errors import GameError
 from protocol.games import GameState, decode_state
-from protocol.messages import ClientMessage, MatchEnd, MatchStart, Move, Moved, YourTurn
+from protocol.messages import (
+    ClientMessage,
+    MatchEnd,
+    MatchStart,
+    Move,
+    Moved,
+    Resign,
+    YourTurn,
+)
+from protocol.messages.client import RESIGN_REASON_MAX
 
 log = logging.getLogger("bots.client")
 
@@ -32,6 +42,8 @@ class _Match:
     you: int | None
     state: GameState | None
     ply: int
+    banks_ms: tuple[int, int] | None = None
+    """Both players' banks as the server last reported them."""
 
 
 class MatchBook:
@@ -65,7 +77,8 @@ class MatchBook:
         resumed = start.match_id in self.resumable or start.match_id in self.live
         self.resumable.discard(start.match_id)
         self.live[start.match_id] = _Match(
-            start.match_id, start.game, start.players, start.you, state, start.ply
+            start.match_id, start.game, start.players, start.you, state, start.ply,
+            start.clocks.bank_ms,
         )
         # Results get an INFO line each; a start only matters when it is a resumption.
         log.log(
@@ -84,6 +97,7 @@ class MatchBook:
         match = self.live.get(moved.match_id)
         if match is None:
             return False
+        match.banks_ms = moved.clocks.bank_ms
         if match.state is not None and moved.ply == match.ply:
             with contextlib.suppress(GameError):
                 match.state = match.state.play(moved.move)
@@ -110,6 +124,13 @@ class MatchBook:
         if not in_step and not self._resync(match, turn.position, turn.ply):
             match.state = None  # better the fallback move than a search of a wrong position
         return match.state
+
+    def opponent_bank_ms(self, match_id: str) -> int | None:
+        """The opponent's bank in ``match_id`` as last reported (None: not known)."""
+        match = self.live.get(match_id)
+        if match is None or match.you is None or match.banks_ms is None:
+            return None
+        return match.banks_ms[1 - match.you]
 
     def _resync(self, match: _Match, position: str, ply: int) -> bool:
         """Adopt the server's position (it is the referee); False if it cannot be decoded."""
@@ -174,7 +195,8 @@ class Searches:
 
     A chooser that fails or picks an illegal move is replaced by the first
     legal move (counted in ``summary.fallback_moves``): a bug costs a move,
-    not the match.
+    not the match. A chooser that raises ``Forfeit`` (an engine fault)
+    resigns the match with the fault's one-line reason.
     """
 
     def __init__(
@@ -228,6 +250,13 @@ class Searches:
                 )
         except asyncio.CancelledError:
             raise
+        except Forfeit as exc:
+            # An engine fault loses this game, with its reason in the match record.
+            reason = " ".join(str(exc).split())[:RESIGN_REASON_MAX]
+            log.warning("match %s ply %d: resigning: %s", turn.match_id, turn.ply, reason)
+            self._summary.forfeits += 1
+            self._post(Resign(match_id=turn.match_id, reason=reason))
+            return
         except TimeoutError:
             # A stalled machine ate the margin: a weak move beats a loss on time.
             self._summary.fallback_moves += 1

@@ -11,7 +11,9 @@ Without a time control every move is chosen with ``Budget.UNLIMITED`` (the
 strategies' own limits alone). With one, each player has a clock as in the
 arena (a per-move limit plus a bank that pays for overruns, no network):
 every move gets ``Budget.for_turn`` from it, and a move that takes longer
-than its time left loses the game by ``timeout``.
+than its time left loses the game by ``timeout``. A strategy that raises
+``Forfeit`` (an engine fault) loses the game by ``resign``, its reason kept
+in ``GameRecord.reason``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 from bots.budget import Budget
-from bots.strategy import Strategy, make_strategy_from_spec
+from bots.strategy import Forfeit, Strategy, make_strategy_from_spec
 from protocol.games import GameState, Outcome, Termination, new_game
 from protocol.messages import TimeControl
 
@@ -38,6 +40,8 @@ class GameRecord:
     outcome: Outcome
     final: GameState
     """The last position: the finished game, or where a player ran out of time."""
+    reason: str | None = None
+    """Why the game ended off the board: a forfeit's one-line reason (None: by the rules)."""
 
     def score(self, strategy: int) -> float:
         """Points of match strategy ``strategy`` (0 or 1) in this game."""
@@ -119,7 +123,9 @@ class OfflineClock:
     def budget(self, player: int, now: float) -> Budget:
         """The budget of ``player``'s move starting ``now``."""
         bank = self.bank_ms[player]
-        return Budget.for_turn(self.time_control.move_ms + bank, bank, now)
+        return Budget.for_turn(
+            self.time_control.move_ms + bank, bank, now, opponent_bank_ms=self.bank_ms[1 - player]
+        )
 
     def charge(self, player: int, spent_ms: float) -> bool:
         """Take a move's overrun from the bank; False when the move ran out of time."""
@@ -142,19 +148,25 @@ def play_game(
     players = (first, second)
     clock = None if time_control is None else OfflineClock(time_control)
     outcome = state.outcome()
+    reason = None
     while outcome is None:
         mover = state.to_move
-        if clock is None:
-            move = players[mover].choose_move(state)
-        else:
-            started = time.monotonic()
-            move = players[mover].choose_move(state, clock.budget(mover, started))
-            if not clock.charge(mover, (time.monotonic() - started) * 1000.0):
-                outcome = Outcome(1 - mover, Termination.TIMEOUT)
-                break
+        try:
+            if clock is None:
+                move = players[mover].choose_move(state)
+            else:
+                started = time.monotonic()
+                move = players[mover].choose_move(state, clock.budget(mover, started))
+                if not clock.charge(mover, (time.monotonic() - started) * 1000.0):
+                    outcome = Outcome(1 - mover, Termination.TIMEOUT)
+                    break
+        except Forfeit as exc:
+            # As in the arena: the forfeiting player resigns this game, saying why.
+            outcome, reason = Outcome(1 - mover, Termination.RESIGN), str(exc)
+            break
         state = state.play(move)
         outcome = state.outcome()
-    return GameRecord(0, state.moves, outcome, state)
+    return GameRecord(0, state.moves, outcome, state, reason)
 
 
 def play_match(

@@ -13,7 +13,9 @@ Errors raised here::
     StrategyError                 root of the strategy errors
     ├── UnknownStrategyError      (also ValueError) no strategy of that kind
     ├── StrategyOptionError       (also ValueError) unknown or malformed option
-    └── SearchError               a search worker failed or the pool is closed
+    ├── SearchError               a search worker failed or the pool is closed
+    └── Forfeit                   the strategy gives up the game (an engine fault), with
+                                  a one-line reason; the player loses that game
 
 Adding a strategy is one module defining a ``Strategy`` subclass and one line
 in ``_REGISTRY`` (imported lazily, so ``random`` never loads Numba).
@@ -49,6 +51,15 @@ class SearchError(StrategyError):
     """A search could not run: a worker died, or the strategy was closed."""
 
 
+class Forfeit(StrategyError):
+    """The strategy cannot play on in this game: it loses it (``str(exc)`` says why, one line).
+
+    Raised by external engines (``bots.ugi``) that crash, hang, write garbage
+    or choose an illegal move. The client resigns the match with the reason;
+    offline play records the loss. The next game gets a working strategy again.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class SearchInfo:
     """What the last search saw.
@@ -69,6 +80,8 @@ class SearchInfo:
     workers: int = 1
     counts: Literal["simulations", "nodes"] = "simulations"
     """What ``simulations`` counts, so the report is labelled truly."""
+    pv: tuple[int, ...] = ()
+    """The principal variation, when the search reports one (UGI engines' ``info pv``)."""
 
     @property
     def sims_per_s(self) -> float:
@@ -162,6 +175,7 @@ _REGISTRY: dict[str, str] = {
     "greedy": "bots.heuristic:GreedyStrategy",
     "alphabeta": "bots.heuristic:AlphaBetaStrategy",
     "solver": "bots.solver_strategy:SolverStrategy",
+    "ugi": "bots.ugi.strategy:UGIStrategy",
 }
 
 STRATEGIES: tuple[str, ...] = tuple(_REGISTRY)
@@ -200,8 +214,13 @@ def make_strategy(kind: str, game: str, **options: Any) -> Strategy:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """Split ``"mcts:sims=2000,workers=2"`` into ``("mcts", {"sims": "2000", "workers": "2"})``."""
+    """Split ``"mcts:sims=2000,workers=2"`` into ``("mcts", {"sims": "2000", "workers": "2"})``.
+
+    ``"ugi:CMD"`` is an engine's command line, kept whole: ``("ugi", {"command": "CMD"})``.
+    """
     kind, _, rest = spec.strip().partition(":")
+    if kind.strip() == "ugi":
+        return "ugi", {"command": rest.strip()}
     options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         name, eq, value = item.partition("=")

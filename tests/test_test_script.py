@@ -30,7 +30,7 @@ def shared_dir() -> Iterator[Path]:
 
 
 def bare_path(tmp_path: Path) -> str:
-    """A PATH directory with only ``TOOLS``: chromium, node, npm, openssl and both forms of
+    """A PATH directory with only ``TOOLS``: chromium, node, npm, openssl, g++ and both forms of
     Docker Compose are missing."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -62,7 +62,7 @@ def check_as_nobody(tmp_path: Path, ci: bool) -> subprocess.CompletedProcess[str
 def test_without_apt_rights_it_says_what_is_missing_and_goes_on(shared_dir: Path) -> None:
     done = check_as_nobody(shared_dir, ci=False)
     assert done.returncode == 0, done.stderr
-    missing = "chromium nodejs npm openssl docker-compose"
+    missing = "chromium nodejs npm openssl g++ docker-compose"
     assert f"missing {missing}, and installing needs root" in done.stderr
     assert f"sudo apt-get install {missing}" in done.stderr
     assert "skipped, each with its reason" in done.stderr

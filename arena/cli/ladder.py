@@ -3,7 +3,8 @@
 ::
 
     arena ladder --game connect4 [--sims 50,100,...,12800] [--games-per-pair 40] \\
-        [--anchors random,greedy,alphabeta] [--reference BOT] [--out ladder-report] [--resume]
+        [--anchors random,greedy,alphabeta] [--engine "ugi:./my-engine"] [--reference BOT] \\
+        [--out ladder-report] [--resume]
 
 Runs the ladder tournament locally (``arena.tournaments.local``), then
 writes the plot, the table and the status into ``--out``
@@ -36,6 +37,15 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         "--sims", default=",".join(map(str, DEFAULT_SIMS)), help="comma-separated budgets"
     )
     ladder.add_argument("--anchors", default=",".join(ANCHORS), help="fixed bots to compare")
+    ladder.add_argument(
+        "--engine",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help='a strategy spec to place on the ladder after the anchors, e.g. "ugi:./my-engine"'
+        " (repeatable): it plays the two seats before it and the two smallest budgets, and is"
+        " drawn like an anchor",
+    )
     ladder.add_argument(
         "--reference", help="the bot whose Elo is 0 in the report (default: the smallest budget)"
     )
@@ -72,6 +82,7 @@ def _run(args: argparse.Namespace) -> int:
     if not sims or sims[0] < 1:
         raise TournamentError("--sims needs at least one budget of 1 or more")
     anchors = [a.strip() for a in args.anchors.split(",") if a.strip()]
+    anchors += [engine.strip() for engine in args.engine if engine.strip()]
     specs = tuple(ladder_specs(sims, anchors, args.move_ms))
     reference = args.reference or bot_name(specs[len(anchors)])
     if reference not in {bot_name(spec) for spec in specs}:

@@ -35,7 +35,7 @@ from arena.cli.common import Subparsers
 from arena.errors import ArenaError
 from arena.live.watch import CLEAR, MARKS
 from protocol.errors import IllegalMoveError
-from protocol.games import GAMES, GameState, new_game
+from protocol.games import GAMES, GameState, Outcome, Termination, new_game
 
 if TYPE_CHECKING:
     from bots.strategy import Strategy
@@ -150,6 +150,8 @@ def describe_analysis(analysis: Analysis | None) -> str:
             for stat in analysis.moves[:BEST_MOVES_SHOWN]
         )
         text += f"; best moves: {best}"
+    if analysis.pv:
+        text += "; expects " + " ".join(map(str, analysis.pv))
     return text
 
 
@@ -169,6 +171,8 @@ class Session:
         self.strategy = strategy
         self.human = human
         self.last: Turn | None = None
+        self.resigned: Outcome | None = None
+        """Set when the bot resigned (its engine failed): the person won."""
         self._redraw = False
 
     def run(self, inp: TextIO, out: TextIO) -> int:
@@ -176,7 +180,7 @@ class Session:
         self._redraw = out.isatty()
         try:
             self.draw(out)
-            while self.state.outcome() is None:
+            while self.state.outcome() is None and self.resigned is None:
                 if self.state.to_move == self.human:
                     move = self.ask(inp, out)
                     if move is None:
@@ -196,13 +200,22 @@ class Session:
         return 0
 
     def bot_move(self, out: TextIO) -> None:
-        """Let the strategy choose and play its move, keeping its search report."""
+        """Let the strategy choose and play its move, keeping its search report.
+
+        A strategy that forfeits (an engine fault) resigns: the person wins.
+        """
+        from bots import Forfeit
         from bots.choosing import analysis_from
 
         out.write(f"{self.strategy.describe()} is thinking...\n")
         out.flush()
         started = time.perf_counter()
-        move = self.strategy.choose_move(self.state)
+        try:
+            move = self.strategy.choose_move(self.state)
+        except Forfeit as exc:
+            self.resigned = Outcome(self.human, Termination.RESIGN)
+            self.last = Turn(f"the bot resigned: {exc}")
+            return
         took = time.perf_counter() - started
         analysis = analysis_from(self.strategy.last_search)
         self.state = self.state.play(move)
@@ -251,7 +264,7 @@ class Session:
 
     def result_line(self) -> str:
         """Who won, from the person's side."""
-        outcome = self.state.outcome()
+        outcome = self.resigned or self.state.outcome()
         assert outcome is not None
         if outcome.winner is None:
             return f"draw ({outcome.result})"

@@ -60,7 +60,7 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     _add_settings(run)
     run.add_argument(
         "--local", nargs="+", required=True, metavar="SPEC",
-        help='built-in strategy specs, e.g. "mcts:sims=200" random',
+        help='strategy specs, e.g. "mcts:sims=200" random "ugi:./my-engine"',
     )  # fmt: skip
     run.add_argument("--resume", action="store_true", help="continue the unfinished run")
     run.add_argument("--port", type=int, default=0, help="the embedded server's port (0: free)")

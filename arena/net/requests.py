@@ -126,8 +126,8 @@ class Requests:
         bot = conn.name
         assert bot is not None
         match message:
-            case Resign(match_id=match_id):
-                self._registry.get(match_id).resign(bot)
+            case Resign(match_id=match_id, reason=reason):
+                self._registry.get(match_id).resign(bot, reason)
             case Seek(game=game):
                 self.seek(bot, message, await self._registry.rating(bot, game))
             case CancelSeek(game=game):
@@ -184,8 +184,8 @@ class Requests:
         match message:
             case Challenge(opponent=opponent, game=game, time_control=tc):
                 self._guest_challenge(conn, guest, opponent, game, tc)
-            case Resign(match_id=match_id):
-                self._registry.get(match_id).resign(guest)
+            case Resign(match_id=match_id, reason=reason):
+                self._registry.get(match_id).resign(guest, reason)
             case Seek() | CancelSeek() | Accept() | Decline():
                 raise ProtocolError(
                     ErrorCode.FORBIDDEN,

@@ -210,9 +210,9 @@ class Match:
         seat = self.seat_of(bot)
         self._guarded(self.referee.move, seat, ply, move, analysis, ref, self._clock.now())
 
-    def resign(self, bot: str) -> None:
-        """``bot`` resigns."""
-        self._guarded(self.referee.resign, self.seat_of(bot))
+    def resign(self, bot: str, reason: str | None = None) -> None:
+        """``bot`` resigns, saying why when ``reason`` is given."""
+        self._guarded(self.referee.resign, self.seat_of(bot), reason)
 
     def attach(self, bot: str, link: PlayerLink) -> None:
         """``bot`` is (re)connected on ``link``; it gets ``match_start`` again and plays on."""

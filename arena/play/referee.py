@@ -244,11 +244,13 @@ class Referee:
         else:
             self._begin_turn(now)
 
-    def resign(self, player: int) -> None:
-        """``player`` resigns; raises ``match_over`` once the match is decided."""
+    def resign(self, player: int, reason: str | None = None) -> None:
+        """``player`` resigns (``reason``: the bot's own words, kept in the record); raises
+        ``match_over`` once the match is decided."""
         if self.ending is not None:
             raise ProtocolError(ErrorCode.MATCH_OVER, f"match {self.match_id} is over")
         other = self.players[1 - player]
+        why = f" ({reason})" if reason else ""
         self._decide(
             Ending(
                 1 - player,
@@ -256,7 +258,7 @@ class Referee:
                 None,
                 None,
                 self.rated,
-                f"{self.players[player]} resigned; {other} wins",
+                f"{self.players[player]} resigned{why}; {other} wins",
             )
         )
 

@@ -13,6 +13,9 @@ to the database), spawns each as an ``arena-bot --no-seek`` process in its own
 process group (``arena.cli.demo.BotProcess``), creates the tournament and
 shows a progress bar until it is over, then prints the final tables.
 
+A spec ``ugi:CMD`` is an engine program speaking UGI (``bots.ugi``,
+docs/engines.md); its stderr goes to ``engine-BOT.log`` beside the log.
+
 Ctrl-C (or SIGTERM) pauses the tournament, stops the bots, then the server
 (games in flight are aborted as the infrastructure's fault, so they are
 replayed later, never counted); the same command with ``--resume`` continues
@@ -74,11 +77,19 @@ LOCAL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,31}")
 def bot_name(spec: str) -> str:
     """The bot name a spec plays under: ``mcts:sims=200,workers=1`` -> ``mcts-sims200-workers1``.
 
+    An engine is named after its program and arguments: ``ugi:./engines/c4 --threads 1``
+    -> ``ugi-c4-threads-1``.
+
     Other characters become ``_`` (``c=1.4`` -> ``c1_4``); a name longer than 32
     characters is cut and made unique with a hash of the spec.
     """
     kind, _, options = spec.strip().partition(":")
-    parts = [kind] + [item.replace("=", "") for item in options.split(",") if item.strip()]
+    if kind.strip() == "ugi":
+        # An engine plays under its program's file name and its arguments.
+        words = [os.path.basename(word) for word in options.split()]
+        parts = ["ugi"] + [word.lstrip("-").replace("=", "") for word in words]
+    else:
+        parts = [kind] + [item.replace("=", "") for item in options.split(",") if item.strip()]
     name = re.sub(r"[^A-Za-z0-9_-]", "_", "-".join(p.strip() for p in parts)).lstrip("-")
     if len(name) > 32:
         digest = hashlib.sha256(spec.encode()).hexdigest()[:6]
@@ -99,6 +110,11 @@ def check_spec(spec: str, game: str) -> None:
     try:
         kind, options = parse_spec(spec)
         cls = strategy_class(kind)
+        if kind == "ugi":  # the program must exist before any bot starts
+            from bots.ugi.spec import parse_engine_command
+
+            parse_engine_command(options["command"])
+            return
     except StrategyError as exc:
         raise TournamentError(f"--local {spec!r}: {exc}") from None
     for name, value in options.items():
@@ -250,7 +266,13 @@ class _LocalRun:
                     "--no-guests",
                     "--no-analysis",
                 ]  # fmt: skip
-                bot = BotProcess(name, spec, argv, {**os.environ, "ARENA_BOT_TOKEN": tokens[name]})
+                env = {
+                    **os.environ,
+                    "ARENA_BOT_TOKEN": tokens[name],
+                    # UGI engines write their stderr next to the tournament's log.
+                    "ARENA_ENGINE_LOG": str(self.files / f"engine-{name}.log"),
+                }
+                bot = BotProcess(name, spec, argv, env)
                 await bot.start(output.fileno())
                 self.bots.append(bot)
 

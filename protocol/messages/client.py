@@ -36,6 +36,8 @@ from protocol.messages.values import (
 )
 
 TOKEN_PATTERN = r"[!-~]{1,256}"
+RESIGN_REASON_MAX = 200
+"""The longest ``resign.reason`` (code points)."""
 """A bot's secret: 1-256 visible ASCII characters."""
 
 
@@ -145,12 +147,13 @@ class Move(Message):
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Resign(Message):
-    """Give up a match you play."""
+    """Give up a match you play; ``reason`` (one line) goes into the match record."""
 
     type: ClassVar[str] = "resign"
 
     match_id: ServerId
     id: RequestId = None
+    reason: Annotated[str | None, Nullable(Str(RESIGN_REASON_MAX, r"[^\r\n]*"))] = None
 
 
 @fast_init

@@ -96,6 +96,8 @@ class Analysis(Wire):
     nodes: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
     """Positions visited by a search that counts nodes instead (alpha-beta, a solver)."""
     nodes_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
+    pv: Annotated[tuple[int, ...], Array(MOVE, 0, MAX_ANALYSIS_MOVES)] = ()
+    """The principal variation: the line the search expects, from the move played on."""
 
 
 @fast_init

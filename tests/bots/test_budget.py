@@ -3,7 +3,9 @@ offline clock of ``play_match``."""
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -134,6 +136,11 @@ LONG_BUDGETS = {
     "mcts-heavy": {"simulations": 50_000_000, "seed": 1},
     "alphabeta": {"time_ms": 5000},
     "solver": {"time_ms": 5000, "seed": 1},
+    # An engine that spends each go's whole movetime, its own being 5 s.
+    "ugi": {
+        "command": f"{sys.executable} {Path(__file__).with_name('ugi_engine.py')} search"
+        " --movetime 5000"
+    },
 }
 DEADLINE_S = 0.15
 SLACK_S = 0.25  # hand-off, merge, a busy machine; far below the strategies' own 5 s or 50M sims
@@ -147,7 +154,7 @@ def test_every_registered_kind_has_a_long_budget_here() -> None:
 @pytest.mark.parametrize("kind", list(LONG_BUDGETS))
 def test_a_strategy_with_a_long_budget_answers_by_the_deadline(kind: str, workers: int) -> None:
     options = dict(LONG_BUDGETS[kind])
-    if kind not in ("random", "greedy"):
+    if kind not in ("random", "greedy", "ugi"):
         options["workers"] = workers
     state = new_game("connect4").play_all((3, 3, 4))
     with make_strategy(kind, game="connect4", **options) as bot:

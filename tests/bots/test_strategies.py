@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,8 @@ from bots import (
 )
 from protocol.games import GAMES, GameState, new_game
 
+UGI_ENGINE = Path(__file__).with_name("ugi_engine.py")
+
 SMALL_BUDGETS = {
     "random": {"seed": 1},
     "greedy": {"seed": 1},
@@ -25,6 +29,7 @@ SMALL_BUDGETS = {
     "mcts-heavy": {"simulations": 200, "workers": 0, "seed": 1},
     "alphabeta": {"depth": 2, "workers": 0},
     "solver": {"time_ms": 20, "workers": 0, "seed": 1},
+    "ugi": {"command": f"{sys.executable} {UGI_ENGINE} good 1 {{game}}"},
 }
 ONLY_GAMES = {"solver": ("connect4",)}
 """Kinds made for some games only; the others are refused."""
@@ -55,7 +60,12 @@ def test_strategies_choose_legal_moves(kind: str, game: str) -> None:
         with pytest.raises(StrategyOptionError):
             make_strategy(kind, game=game, **SMALL_BUDGETS[kind])
         return
-    with make_strategy(kind, game=game, **SMALL_BUDGETS[kind]) as bot:
+    # An engine's command names the game it plays.
+    options = {
+        name: value.format(game=game) if isinstance(value, str) else value
+        for name, value in SMALL_BUDGETS[kind].items()
+    }
+    with make_strategy(kind, game=game, **options) as bot:
         for state in _random_positions(game, 12, seed=hash((kind, game)) % 1000):
             move = bot.choose_move(state)
             assert move in state.legal_moves()

@@ -169,6 +169,8 @@ def test_messages_are_frozen_and_slotted() -> None:
         ('{"type":"watch","since":3}', ErrorCode.MISSING_FIELD),
         ('{"type":"games","id":""}', ErrorCode.BAD_VALUE),
         ('{"type":"games","id":"' + "x" * 65 + '"}', ErrorCode.BAD_VALUE),
+        ('{"type":"resign","match_id":"m","reason":"two\\nlines"}', ErrorCode.BAD_VALUE),
+        ('{"type":"resign","match_id":"m","reason":"' + "x" * 201 + '"}', ErrorCode.BAD_VALUE),
     ],
 )
 def test_malformed_client_messages(text: str, code: ErrorCode) -> None:
