@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import replace
 
 from arena import logs, runtime
 from arena.app import ArenaApp
@@ -107,6 +108,34 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
         path=True,
     ),
+    Option(
+        "max-connections-per-address",
+        int,
+        DEFAULTS.crowd.max_per_address,
+        "connections one client address may hold open at once (docs/operations.md, Limits)",
+        metavar="N",
+    ),
+    Option(
+        "spectator-idle",
+        float,
+        DEFAULTS.crowd.spectator_idle_s,
+        "seconds a spectator watching nothing may stay without a request",
+        metavar="SECONDS",
+    ),
+    Option(
+        "guest-max-games",
+        int,
+        DEFAULTS.guests.max_games,
+        "guest games at once on this server",
+        metavar="N",
+    ),
+    Option(
+        "guest-max-games-per-bot",
+        int,
+        DEFAULTS.guests.max_games_per_bot,
+        "guest games at once against one bot",
+        metavar="N",
+    ),
     Option("log-level", str, "info", "least severe log records shown", choices=logs.LEVELS),
     Option(
         "log-format",
@@ -169,6 +198,16 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
         journal_path=args.journal,
         public_url=args.public_url,
         summary_interval_s=args.summary_interval,
+        crowd=replace(
+            DEFAULTS.crowd,
+            max_per_address=args.max_connections_per_address,
+            spectator_idle_s=args.spectator_idle,
+        ),
+        guests=replace(
+            DEFAULTS.guests,
+            max_games=args.guest_max_games,
+            max_games_per_bot=args.guest_max_games_per_bot,
+        ),
     )
 
 

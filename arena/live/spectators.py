@@ -222,10 +222,14 @@ class SpectatorHub:
         """The matches in progress."""
         return [feed.match for feed in self._live.values()]
 
-    @property
-    def watcher_count(self) -> int:
-        """Distinct spectators subscribed to anything."""
+    def subscribed(self) -> set[Watcher]:
+        """The watchers subscribed to anything (every live match, or one)."""
         watchers = set(self._watch_all)
         for feed in self._live.values():
             watchers |= feed.watchers
-        return len(watchers)
+        return watchers
+
+    @property
+    def watcher_count(self) -> int:
+        """Distinct spectators subscribed to anything."""
+        return len(self.subscribed())

@@ -214,7 +214,7 @@ async def test_a_declined_guest_challenge_is_told(
 async def test_guest_challenges_are_rate_limited_per_address(
     server: ArenaServer, guest: GuestFactory
 ) -> None:
-    burst = server.gateway.limits.guest_games_burst
+    burst = server.gateway.limits.guests.games_burst
     first, _ = await guest()
     for _ in range(burst):
         await first.send(type="challenge", opponent="nobody", game="tictactoe", time_control=TC)

@@ -70,13 +70,15 @@ async def test_behind_a_trusted_proxy_each_forwarded_address_has_its_own_throttl
 def test_the_throttle_doubles_the_wait_and_forgets_old_failures() -> None:
     clock = ManualClock()
     throttle = LoginThrottle(clock, free_failures=2, window_s=60, base_delay_s=1, max_delay_s=4)
-    assert [throttle.failed("a") for _ in range(5)] == [0, 0, 1, 2, 4]
-    assert throttle.failed("a") == 4  # capped
-    assert throttle.wait_s("a") == 4 and throttle.wait_s("b") == 0
+    assert [throttle.failed("a", "x") for _ in range(5)] == [0, 0, 1, 2, 4]
+    assert throttle.failed("a", "x") == 4  # capped
+    assert throttle.wait_s("a", "y") == 4  # the address waits, whatever the name
+    assert throttle.wait_s("b", "x") == 4  # the name waits, whatever the address
+    assert throttle.wait_s("b", "y") == 0
     clock.advance(61)  # every failure is out of the window
-    assert throttle.failed("a") == 0
-    throttle.succeeded("a")
-    assert throttle.wait_s("a") == 0
+    assert throttle.failed("a", "x") == 0
+    throttle.succeeded("a", "x")
+    assert throttle.wait_s("a", "x") == 0
 
 
 @pytest.fixture
