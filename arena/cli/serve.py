@@ -95,8 +95,8 @@ OPTIONS: tuple[Option, ...] = (
         "public-url",
         str,
         None,
-        "with --allow-multi-node: where bots reach this node, for redirects from the others "
-        "(default ws://HOST:PORT, wss:// with TLS)",
+        "where bots and browsers reach this server: redirects from other nodes, and the "
+        "browser origin accepted (default ws://HOST:PORT, wss:// with TLS)",
         metavar="URL",
     ),
     Option(
