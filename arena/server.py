@@ -328,6 +328,7 @@ class ArenaServer:
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
         self.supervisor.every(REFUSALS_EVERY_S, self.refusals.log_summary, "refusals")
+        self.supervisor.every(config.ping_interval_s, gateway.close_idle, "idle-close")
 
         def recheck_logins() -> None:
             self.supervisor.spawn(gateway.recheck_logins(), "login-recheck")

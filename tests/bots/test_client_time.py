@@ -21,7 +21,7 @@ from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes
 from tests.bots.scripted import Peer, config, end_match, run_client, start_match, your_turn
 from tests.relay import TcpRelay
 
-MOVE_MS = 1000
+MOVE_MS = 500
 """The match's time a move in the end-to-end test: generous, so a busy machine is no loss."""
 
 
