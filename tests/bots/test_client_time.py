@@ -21,7 +21,7 @@ from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes
 from tests.bots.scripted import Peer, config, end_match, run_client, start_match, your_turn
 from tests.relay import TcpRelay
 
-MOVE_MS = 500
+MOVE_MS = 1000
 """The match's time a move in the end-to-end test: generous, so a busy machine is no loss."""
 
 
@@ -169,7 +169,7 @@ async def test_bots_set_for_10_s_a_move_never_lose_on_time_in_a_1_s_match(
     # One match at a time keeps the machine's load to one search (queued searches are
     # tested above): what is tested is the bots' time management, not a saturated CPU. A
     # 1 s move leaves a busy machine room; the bots' own budgets are ten times that.
-    play = ("--game", "connect4", "--move-ms", str(MOVE_MS), "--games", "2")
+    play = ("--game", "connect4", "--move-ms", str(MOVE_MS), "--games", "1")
     specs = {
         "alice": f"mcts:time_ms={10 * MOVE_MS},workers=1,seed=1",
         "bob": "mcts-heavy:sims=100000000,workers=1,seed=2",
@@ -191,7 +191,7 @@ async def test_bots_set_for_10_s_a_move_never_lose_on_time_in_a_1_s_match(
     assert f"takes {10 * MOVE_MS} ms a move but the match gives {MOVE_MS} ms" in logs[0]
     # A timeout on a bot's first move aborts the match; on any later one, it loses it.
     ended = [(m["termination"], m["reason"]) for m in matches]
-    assert len(ended) == 2 and all(how in ("line", "draw") for how, _ in ended), (ended, logs)
+    assert len(ended) == 1 and all(how in ("line", "draw") for how, _ in ended), (ended, logs)
     finished = matches
     think = [move["think_ms"] for match in finished for move in match["moves"]]
     assert max(think) < MOVE_MS
