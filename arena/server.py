@@ -271,7 +271,6 @@ class ArenaServer:
     async def _start(self) -> None:
         config = self.config
         ssl_context = _ssl_context(config)
-        open_files.raise_limit()
         if self._store is None:
             self._store = await Store.open(
                 config.db_url,
@@ -336,6 +335,7 @@ class ArenaServer:
         self.supervisor.every(config.login_recheck_s, recheck_logins, "login-recheck")
         if config.summary_interval_s > 0:
             self.supervisor.every(config.summary_interval_s, self.metrics.summary, "summary")
+        open_files.raise_limit()  # once start-up can no longer fail: errors stay one line
         runtime.gc_pauses.install()
         self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"
