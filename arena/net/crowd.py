@@ -16,7 +16,9 @@ challenging for ``guest_idle_s`` seconds (close code 1008).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 MAX_CONNECTIONS_PER_ADDRESS = 256
 """Connections (HTTP or websocket, any role) one client address may hold open at once."""
@@ -69,3 +71,43 @@ class Crowd:
     def addresses(self) -> int:
         """Distinct addresses connected now."""
         return len(self._open)
+
+
+class _Connection(Protocol):
+    """What ``idle`` reads of a connection (``WebSocketConnection``)."""
+
+    @property
+    def closing(self) -> bool: ...
+
+    role: str | None
+    name: str | None
+
+
+C = TypeVar("C", bound=_Connection)
+
+
+def idle(
+    sessions: Iterable[tuple[C, float]],
+    now: float,
+    spectator_idle_s: float,
+    guest_idle_s: float,
+    *,
+    subscribed: Callable[[], Collection[object]],
+    busy: Callable[[str], bool],
+) -> list[tuple[C, str, str]]:
+    """Of ``sessions`` (each connection and when it last asked for something), those to close
+    as ``(connection, refusal reason, message)``: spectators not in ``subscribed()`` and guests
+    not ``busy`` (playing or challenging), idle for longer than their time."""
+    found: list[tuple[C, str, str]] = []
+    watching: Collection[object] | None = None
+    for conn, active_at in sessions:
+        if conn.closing:
+            continue
+        if conn.role == "spectator" and now - active_at > spectator_idle_s:
+            watching = subscribed() if watching is None else watching
+            if conn not in watching:
+                message = f"closed: watching nothing for {spectator_idle_s:g} s"
+                found.append((conn, "idle_spectator", message))
+        elif conn.role == "guest" and now - active_at > guest_idle_s and not busy(conn.name or ""):
+            found.append((conn, "idle_guest", f"closed: no game for {guest_idle_s:g} s"))
+    return found

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
-from arena.live.spectators import SpectatorHub, Watcher
+from arena.live.spectators import SpectatorHub
 from arena.net.connection_log import log_closed
-from arena.net.crowd import SPECTATOR_IDLE_S
+from arena.net.crowd import SPECTATOR_IDLE_S, idle
 from arena.net.inorder import InOrder
 from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
@@ -138,16 +138,8 @@ class _Close(Exception):
 class _Session:
     """The gateway's state for one connection."""
 
-    __slots__ = (
-        "active_at",
-        "bucket",
-        "conn",
-        "hello_timer",
-        "inbox",
-        "max_bytes",
-        "opened_at",
-        "spectator",
-    )
+    __slots__ = ("active_at", "bucket", "conn", "hello_timer", "inbox", "max_bytes", "opened_at",
+                 "spectator")  # fmt: skip
 
     def __init__(self, conn: WebSocketConnection, bucket: TokenBucket, now: float) -> None:
         self.conn = conn
@@ -281,31 +273,20 @@ class Gateway:
                 conn.ping()
 
     def close_idle(self) -> None:
-        """Close the spectators subscribed to nothing, and the guests neither playing nor
-        challenging, that asked for nothing for their idle time (``arena.net.crowd``)."""
-        now = self._clock.now()
-        spectator_idle, guest_idle = self.limits.spectator_idle_s, self.limits.guests.idle_s
-        subscribed: set[Watcher] | None = None
-        for conn, session in list(self._sessions.items()):
-            if conn.closing:
-                continue
-            if session.spectator and now - session.active_at > spectator_idle:
-                if subscribed is None:
-                    subscribed = self._hub.subscribed()
-                if conn in subscribed:
-                    continue
-                reason, what = "idle_spectator", f"watching nothing for {spectator_idle:g} s"
-            elif conn.role == "guest" and now - session.active_at > guest_idle:
-                name = conn.name or ""
-                if self._registry.playing(name) or self._lobby.challenges_from(name):
-                    continue
-                reason, what = "idle_guest", f"no game for {guest_idle:g} s"
-            else:
-                continue
+        """Close the spectators and guests idle too long (``arena.net.crowd.idle``)."""
+        sessions = [(conn, session.active_at) for conn, session in self._sessions.items()]
+        for conn, reason, what in idle(
+            sessions,
+            self._clock.now(),
+            self.limits.spectator_idle_s,
+            self.limits.guests.idle_s,
+            subscribed=self._hub.subscribed,
+            busy=lambda name: bool(
+                self._registry.playing(name) or self._lobby.challenges_from(name)
+            ),
+        ):
             self._refusals.count(reason, conn.remote)
-            self._refuse(
-                conn, _Close(ErrorCode.IDLE, f"closed: {what}", CloseCode.POLICY_VIOLATION)
-            )
+            self._refuse(conn, _Close(ErrorCode.IDLE, what, CloseCode.POLICY_VIOLATION))
 
     async def close_all(self, reason: str) -> None:
         """Tell every connection the server is going away, close them and wait."""
