@@ -327,9 +327,10 @@ async def _refuse_plain(loop: asyncio.AbstractEventLoop, conn: socket.socket) ->
     message = "this port speaks TLS: use https:// or wss://"
     await loop.sock_sendall(conn, raw_response(400, message))
     conn.shutdown(socket.SHUT_WR)
-    async with asyncio.timeout(1.0):
-        while await loop.sock_recv(conn, 4096):
-            pass  # until the client closes too, so that it reads the answer
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(1.0):
+            while await loop.sock_recv(conn, 4096):
+                pass  # until the client closes too (at most 1 s), so that it reads the answer
 
 
 class _RequestReader(asyncio.Protocol):
