@@ -98,10 +98,12 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerTh
         logging.getLogger().removeHandler(errors)
 
 
-def status_of(port: int, target: str) -> int:
-    """The status code of ``GET target`` (sent as raw bytes, not checked by any client)."""
+def status_of(port: int, target: str, method: str = "GET", body: bytes = b"") -> int:
+    """The status code of ``method target`` (raw bytes, not checked by any client)."""
+    length = f"Content-Length: {len(body)}\r\n" if body else ""
+    head = f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n{length}\r\n"
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
+        sock.sendall(head.encode() + body)
         answer = b""
         while b"\r\n" not in answer:
             chunk = sock.recv(4096)
@@ -133,6 +135,29 @@ def test_no_5xx_from_any_path_or_parameter(
     pairs = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in query)
     status = status_of(server.port, f"{path}?{pairs}" if pairs else path)
     assert 200 <= status < 500, (path, query, status)
+    assert not errors.records, errors.records[0].getMessage()
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    route=st.sampled_from(ROUTES),
+    segment=text,
+    method=st.sampled_from(("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH")),
+    body=st.one_of(st.just(b""), st.binary(max_size=200), st.just(b'{"settings": {}}')),
+)
+def test_no_5xx_from_any_method_or_body(
+    running: tuple[ServerThread, ErrorLog], route: str, segment: str, method: str, body: bytes
+) -> None:
+    server, errors = running
+    errors.records.clear()
+    path = route.format(quote(segment, safe=""))
+    status = status_of(server.port, path, method, body)
+    assert 200 <= status < 500, (method, path, body, status)
     assert not errors.records, errors.records[0].getMessage()
 
 
