@@ -18,6 +18,7 @@ The metrics, all prefixed ``arena_`` (times in seconds)::
     store_commit_seconds       one group commit (new matches, moves, ends)
     store_commit_failures_total, store_write_queue{kind}, store_health{state}
     failed_logins_total, throttled_logins_total
+    open_connections, refusals_total{reason}
     gc_collections_total, gc_pause_max_seconds, gc_pause_last_seconds
     loop_lag_max_seconds, loop_lag_p99_seconds, loop_lag_own_max_seconds
 
@@ -130,6 +131,17 @@ class _ServerCollector:
             "Hellos refused unchecked: their address had too many failures.",
             value=throttle.throttled_total,
         )
+        yield GaugeMetricFamily(
+            "arena_open_connections",
+            "TCP connections counted against their address's cap (HTTP and websocket).",
+            value=server.crowd.open_total,
+        )
+        refused = CounterMetricFamily(
+            "arena_refusals", "Connections and requests refused at the door.", labels=["reason"]
+        )
+        for reason, n in sorted(server.refusals.totals.items()):
+            refused.add_metric([reason], n)
+        yield refused
         gc = runtime.gc_pauses
         yield CounterMetricFamily(
             "arena_gc_collections", "Cyclic GC passes since start-up.", value=gc.collections

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from arena import runtime
+from arena import open_files, runtime
 from arena.activity import MatchActivity
 from arena.cluster import ClusterNode, default_public_url
 from arena.errors import StartupError
@@ -50,12 +50,16 @@ from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
 from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
 from arena.net.api import ArenaApi
+from arena.net.crowd import Crowd, CrowdLimits
 from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
 from arena.net.limits import LoginThrottle
 from arena.net.listener import Listener
+from arena.net.refusals import SUMMARY_EVERY_S as REFUSALS_EVERY_S
+from arena.net.refusals import Refusals
 from arena.net.websocket import WebSocketConnection
 from arena.play.clock import Clock, MonotonicClock
+from arena.play.guests import GuestLimits
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.match import ObserverGroup
 from arena.play.matchmaker import Matchmaker
@@ -138,6 +142,10 @@ class ArenaConfig:
     """Several nodes: where bots reach this one (default ``ws(s)://host:port``)."""
     summary_interval_s: float = SUMMARY_EVERY_S
     """How often the log gets a summary line (``arena.metrics``); 0 for never."""
+    crowd: CrowdLimits = field(default_factory=CrowdLimits)
+    """Connections per address and idle closes (``arena.net.crowd``)."""
+    guests: GuestLimits = field(default_factory=GuestLimits)
+    """Guest time controls, games at once and idle closes (``arena.play.guests``)."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -195,6 +203,10 @@ class ArenaServer:
         self._started_at = time.time()
         self.tournaments: TournamentService | None = None
         """The tournament scheduler and its admin token, once started."""
+        self.crowd = Crowd(self.config.crowd.max_per_address)
+        """Open connections per client address (``arena.net.crowd``)."""
+        self.refusals = Refusals()
+        """Connections and requests refused at the door, by reason."""
 
     # The parts, once started ------------------------------------------------------
 
@@ -300,8 +312,11 @@ class ArenaServer:
             max_message_bytes=MAX_BOT_MESSAGE_BYTES,
             queue_size=config.bot_queue_size,
             close_timeout_s=config.close_timeout_s,
+            crowd=self.crowd,
+            refusals=self.refusals,
             ssl_context=ssl_context,
             allowed_origins=config.allowed_origins,
+            public_url=config.public_url,
             trust_proxy=config.trust_proxy,
         )
         try:
@@ -316,6 +331,8 @@ class ArenaServer:
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
+        self.supervisor.every(REFUSALS_EVERY_S, self.refusals.log_summary, "refusals")
+        self.supervisor.every(config.ping_interval_s, gateway.close_idle, "idle-close")
 
         def recheck_logins() -> None:
             self.supervisor.spawn(gateway.recheck_logins(), "login-recheck")
@@ -323,6 +340,7 @@ class ArenaServer:
         self.supervisor.every(config.login_recheck_s, recheck_logins, "login-recheck")
         if config.summary_interval_s > 0:
             self.supervisor.every(config.summary_interval_s, self.metrics.summary, "summary")
+        open_files.raise_limit()  # once start-up can no longer fail: errors stay one line
         runtime.gc_pauses.install()
         self._lag.start()
         scheme = "wss" if ssl_context is not None else "ws"
@@ -395,6 +413,8 @@ class ArenaServer:
                 max_protocol_errors=config.max_protocol_errors,
                 spectator_queue_size=config.spectator_queue_size,
                 close_timeout_s=config.close_timeout_s,
+                spectator_idle_s=config.crowd.spectator_idle_s,
+                guests=config.guests,
             ),
             auth=store,
             queries=api,
@@ -405,6 +425,7 @@ class ArenaServer:
             time_limits=config.time_limits,
             clock=self._clock,
             throttle=LoginThrottle(self._clock),
+            refusals=self.refusals,
             placement=None if cluster is None else cluster.placement,
         )
         return registry, matchmaker, gateway, api
@@ -492,6 +513,9 @@ class ArenaServer:
                 spectators=sum(1 for c in gateway.connections if c.role == "spectator"),
                 seeks=len(self.lobby.seeks),
                 failed_logins=gateway.throttle.failed_total,
+                open_connections=self.crowd.open_total,
+                addresses_connected=self.crowd.addresses,
+                refused=dict(self.refusals.totals),
                 gc=runtime.gc_pauses.status(),
                 loop_lag_ms=self._lag.status(),
             )

@@ -51,6 +51,7 @@ from bots.transport import connection_tls
 from protocol.games import GAMES
 from protocol.messages import ErrorCode, TimeControl
 from protocol.messages.values import BOT_NAME_PATTERN
+from protocol.numbers import NumberError, parse_int
 
 TOKEN_ENV = "ARENA_BOT_TOKEN"
 """The environment variable read when ``--token`` is not given (keeps it out of ``ps``)."""
@@ -155,20 +156,21 @@ def url_list(text: str) -> list[str]:
     return urls
 
 
+def _whole_number(text: str, low: int) -> int:
+    try:
+        return parse_int(text, "it", low=low)
+    except NumberError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("it ")) from None
+
+
 def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    """An argparse type: a whole number of at least 1 (ASCII digits, ``parse_int``)."""
+    return _whole_number(text, 1)
 
 
 def non_negative_int(text: str) -> int:
-    """An argparse type: an integer of at least 0."""
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+    """An argparse type: a whole number of at least 0 (ASCII digits, ``parse_int``)."""
+    return _whole_number(text, 0)
 
 
 def configure_logging(name: str, quiet: bool = False, verbose: bool = False) -> None:

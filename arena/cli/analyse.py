@@ -26,7 +26,7 @@ import sys
 from arena.analysis.progress import Progress, format_duration
 from arena.analysis.runner import DEFAULT_BUDGET_MS, Analyser
 from arena.analysis.values import describe
-from arena.cli.common import Subparsers, open_store
+from arena.cli.common import Subparsers, open_store, whole_number
 from arena.cli.export import since_date
 from arena.cli.tables import format_table
 from arena.errors import ArenaError
@@ -37,15 +37,8 @@ ANALYSED_GAMES = ("connect4",)
 """Games the solver can analyse."""
 
 
-def positive_int(text: str) -> int:
-    """An ``argparse`` type: a whole number above zero."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number above 0, not {text!r}")
-    return value
+positive_int = whole_number(1)
+"""An ``argparse`` type: a whole number above zero."""
 
 
 def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:

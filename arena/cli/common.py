@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.store import DEFAULT_URL, Store
+from protocol.numbers import NumberError, parse_int
 
 DEFAULT_SERVER = "http://127.0.0.1:8765"
 DEFAULT_WS = "ws://127.0.0.1:8765"
@@ -30,6 +31,23 @@ def db_url(text: str) -> str:
     if "://" in text:
         return text
     return f"sqlite+aiosqlite:///{Path(text).expanduser().resolve()}"
+
+
+def whole_number(low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+    """An ``argparse`` type: a whole number in ``[low, high]``, parsed strictly
+    (``protocol.numbers.parse_int``: ASCII digits, bounded length)."""
+
+    def parse(text: str) -> int:
+        try:
+            return parse_int(text, "the value", low=low, high=high)
+        except NumberError as exc:
+            raise argparse.ArgumentTypeError(f"{exc.args[0].removeprefix('the value ')}") from None
+
+    return parse
+
+
+PORT = whole_number(0, 65535)
+"""The ``argparse`` type of a ``--port`` (0 picks a free one)."""
 
 
 def common_parser() -> argparse.ArgumentParser:

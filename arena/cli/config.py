@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ConfigError
+from protocol.numbers import parse_int
 
 ENV_PREFIX = "ARENA_"
 CONFIG_ENV = "ARENA_CONFIG"
@@ -71,7 +72,7 @@ class Option:
                 return word in _TRUE
             raise ConfigError(f"{where}: expected true or false, not {text!r}")
         try:
-            value = self.kind(text)
+            value = parse_int(text, where) if self.kind is int else self.kind(text)
         except ValueError:
             raise ConfigError(f"{where}: expected {_kind_name(self.kind)}, not {text!r}") from None
         return self._finish(value, where)

@@ -45,7 +45,7 @@ from sqlalchemy.engine import make_url
 
 from arena import runtime
 from arena.app import ArenaApp
-from arena.cli.common import Subparsers
+from arena.cli.common import PORT, Subparsers, whole_number
 from arena.cli.tables import format_table, rating_cell
 from arena.errors import DatabaseOpenError
 from arena.provision import ensure_bot, read_token_map, write_token_map
@@ -546,12 +546,12 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         help=f"comma-separated subset of {','.join(BOT_NAMES)} (default: all)",
     )
     demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    demo.add_argument("--port", type=PORT, default=8765, help="0 picks a free port")
     demo.add_argument("--mqtt", metavar="URL", help="publish live events to this MQTT broker")
-    demo.add_argument("--move-ms", type=int, default=1000, help="time per move (ms)")
+    demo.add_argument("--move-ms", type=whole_number(), default=1000, help="time per move (ms)")
     demo.add_argument(
         "--pace-ms",
-        type=int,
+        type=whole_number(),
         default=DEMO_PACE_MS,
         help=f"pause between moves, so people can follow (default {DEMO_PACE_MS}; 0: none)",
     )

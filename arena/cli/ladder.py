@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli.common import Subparsers
+from arena.cli.common import PORT, Subparsers, whole_number
 from arena.errors import TournamentError
 from arena.tournaments.ladder import ANCHORS, DEFAULT_SIMS, ladder_specs, rungs, write_report
 from arena.tournaments.openings import BALANCED_SUITES, NONE, load_openings
@@ -49,10 +49,14 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     ladder.add_argument(
         "--reference", help="the bot whose Elo is 0 in the report (default: the smallest budget)"
     )
-    ladder.add_argument("--games-per-pair", type=int, default=40)
-    ladder.add_argument("--move-ms", type=int, default=10_000, help="a safety limit per move")
+    ladder.add_argument("--games-per-pair", type=whole_number(), default=40)
+    ladder.add_argument(
+        "--move-ms", type=whole_number(), default=10_000, help="a safety limit per move"
+    )
     ladder.add_argument("--openings", help="default: the game's 2-ply suite, if any")
-    ladder.add_argument("--concurrency", type=int, default=1, help="games at once (default 1)")
+    ladder.add_argument(
+        "--concurrency", type=whole_number(), default=1, help="games at once (default 1)"
+    )
     ladder.add_argument("--out", type=Path, default=Path("ladder-report"), help="report folder")
     ladder.add_argument("--resume", action="store_true", help="continue an interrupted ladder")
     ladder.add_argument(
@@ -60,7 +64,7 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="play nothing: write the report of this ladder, finished earlier on --db",
     )
-    ladder.add_argument("--port", type=int, default=0)
+    ladder.add_argument("--port", type=PORT, default=0)
     ladder.add_argument("--quiet", action="store_true", help="no progress bar")
     ladder.set_defaults(run=_run)
 

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from arena.cli.common import Subparsers
+from arena.cli.common import Subparsers, whole_number
 from arena.errors import ArenaError
 from arena.live.watch import CLEAR, MARKS
 from protocol.errors import IllegalMoveError
@@ -83,7 +83,7 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     )
     play.add_argument(
         "--seed",
-        type=int,
+        type=whole_number(),
         default=None,
         help="seed the bot's search when its spec takes a seed and gives none "
         "(a reproducible game with workers=0 or 1)",

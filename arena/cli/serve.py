@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import replace
 
 from arena import logs, runtime
 from arena.app import ArenaApp
@@ -101,8 +102,8 @@ OPTIONS: tuple[Option, ...] = (
         "public-url",
         str,
         None,
-        "with --allow-multi-node: where bots reach this node, for redirects from the others "
-        "(default ws://HOST:PORT, wss:// with TLS)",
+        "where bots and browsers reach this server: redirects from other nodes, and the "
+        "browser origin accepted (default ws://HOST:PORT, wss:// with TLS)",
         metavar="URL",
     ),
     Option(
@@ -113,6 +114,34 @@ OPTIONS: tuple[Option, ...] = (
         "file; see docs/operations.md)",
         metavar="FILE",
         path=True,
+    ),
+    Option(
+        "max-connections-per-address",
+        int,
+        DEFAULTS.crowd.max_per_address,
+        "connections one client address may hold open at once (docs/operations.md, Limits)",
+        metavar="N",
+    ),
+    Option(
+        "spectator-idle",
+        float,
+        DEFAULTS.crowd.spectator_idle_s,
+        "seconds a spectator watching nothing may stay without a request",
+        metavar="SECONDS",
+    ),
+    Option(
+        "guest-max-games",
+        int,
+        DEFAULTS.guests.max_games,
+        "guest games at once on this server",
+        metavar="N",
+    ),
+    Option(
+        "guest-max-games-per-bot",
+        int,
+        DEFAULTS.guests.max_games_per_bot,
+        "guest games at once against one bot",
+        metavar="N",
     ),
     Option("log-level", str, "info", "least severe log records shown", choices=logs.LEVELS),
     Option(
@@ -177,6 +206,16 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
         journal_path=args.journal,
         public_url=args.public_url,
         summary_interval_s=args.summary_interval,
+        crowd=replace(
+            DEFAULTS.crowd,
+            max_per_address=args.max_connections_per_address,
+            spectator_idle_s=args.spectator_idle,
+        ),
+        guests=replace(
+            DEFAULTS.guests,
+            max_games=args.guest_max_games,
+            max_games_per_bot=args.guest_max_games_per_bot,
+        ),
     )
 
 

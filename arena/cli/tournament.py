@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from arena.cli.common import Subparsers, open_store
+from arena.cli.common import PORT, Subparsers, open_store, whole_number
 from arena.errors import TournamentError
 from arena.tournaments.admin import ServerUnreachable, running_server
 from arena.tournaments.openings import NONE, SUITES, load_openings
@@ -63,9 +63,12 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         help='strategy specs, e.g. "mcts:sims=200" random "ugi:./my-engine"',
     )  # fmt: skip
     run.add_argument("--resume", action="store_true", help="continue the unfinished run")
-    run.add_argument("--port", type=int, default=0, help="the embedded server's port (0: free)")
+    run.add_argument("--port", type=PORT, default=0, help="the embedded server's port (0: free)")
     run.add_argument(
-        "--max-matches", type=int, default=1, help="games each bot plays at once (default 1)"
+        "--max-matches",
+        type=whole_number(),
+        default=1,
+        help="games each bot plays at once (default 1)",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(run=_run_local)
@@ -74,15 +77,15 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         run=lambda args: asyncio.run(_list(args.db))
     )
     status = sub.add_parser("status", parents=[common], help="progress, tables, statistics")
-    status.add_argument("id", type=int)
+    status.add_argument("id", type=whole_number())
     status.add_argument("--json", action="store_true", help="the API's JSON object")
     status.set_defaults(run=lambda args: asyncio.run(_status(args)))
     for action in ("pause", "resume", "cancel"):
         change = sub.add_parser(action, parents=[common], help=f"{action} a tournament")
-        change.add_argument("id", type=int)
+        change.add_argument("id", type=whole_number())
         change.set_defaults(run=lambda args, a=action: asyncio.run(_change(args.db, args.id, a)))
     export = sub.add_parser("export", parents=[common], help="every counted game, with moves")
-    export.add_argument("id", type=int)
+    export.add_argument("id", type=whole_number())
     export.add_argument(
         "--format", dest="export_format", choices=("jsonl", "moves"), default="jsonl"
     )
@@ -96,24 +99,30 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
         "--format", dest="tournament_format", default="round-robin", choices=FORMATS
     )
     parser.add_argument("--challenger", help="gauntlet: the bot that plays all the others")
-    parser.add_argument("--games-per-pair", type=int, default=2, help="games two bots play")
-    parser.add_argument("--move-ms", type=int, default=1000, help="time per move (ms)")
-    parser.add_argument("--bank-ms", type=int, default=0, help="time bank per game (ms)")
+    parser.add_argument(
+        "--games-per-pair", type=whole_number(), default=2, help="games two bots play"
+    )
+    parser.add_argument("--move-ms", type=whole_number(), default=1000, help="time per move (ms)")
+    parser.add_argument("--bank-ms", type=whole_number(), default=0, help="time bank per game (ms)")
     parser.add_argument(
         "--openings", default=NONE,
         help="builtin:NAME (" + ", ".join(SUITES) + "), a file with one move list a line, "
         "or none (default)",
     )  # fmt: skip
-    parser.add_argument("--concurrency", type=int, default=1, help="games at once (default 1)")
+    parser.add_argument(
+        "--concurrency", type=whole_number(), default=1, help="games at once (default 1)"
+    )
     parser.add_argument("--name", default="", help="a name to show")
     parser.add_argument("--unrated", action="store_true", help="keep its games off the ratings")
-    parser.add_argument("--seed", type=int, default=1, help="seeds the opening order")
+    parser.add_argument("--seed", type=whole_number(), default=1, help="seeds the opening order")
     parser.add_argument("--elo0", type=float, help="SPRT: H0's Elo difference")
     parser.add_argument("--elo1", type=float, help="SPRT: H1's Elo difference")
     parser.add_argument("--alpha", type=float, default=0.05, help="SPRT: false positive rate")
     parser.add_argument("--beta", type=float, default=0.05, help="SPRT: false negative rate")
     parser.add_argument("--model", choices=MODELS, default="normalized", help="SPRT's Elo model")
-    parser.add_argument("--max-games", type=int, default=20_000, help="SPRT: stop after this")
+    parser.add_argument(
+        "--max-games", type=whole_number(), default=20_000, help="SPRT: stop after this"
+    )
 
 
 def settings_from(args: argparse.Namespace, bots: tuple[str, ...]) -> TournamentSettings:

@@ -123,6 +123,8 @@ class SpectatorHub:
         self._live: dict[str, _Feed] = {}
         self._recent: OrderedDict[str, _Feed] = OrderedDict()
         self._watch_all: set[Watcher] = set()
+        self._watch_remote: set[Watcher] = set()
+        """Watchers of other nodes' matches (until they unwatch everything)."""
         self.remote: RemoteFeeds | None = None
         """Other nodes' matches (several nodes only)."""
 
@@ -186,10 +188,12 @@ class SpectatorHub:
             for feed in list(self._live.values()):
                 watcher.send(feed.match.snapshot(feed.seq))
             if self.remote is not None:
+                self._watch_remote.add(watcher)
                 self.remote.watch(watcher, None, since)
             return
         found = self._live.get(match_id) or self._recent.get(match_id)
         if found is None and self.remote is not None:
+            self._watch_remote.add(watcher)
             self.remote.watch(watcher, match_id, since)
             return
         if found is None:
@@ -207,6 +211,7 @@ class SpectatorHub:
         """Stop sending ``watcher`` one match's events, or everything when ``match_id`` is None."""
         if match_id is None:
             self._watch_all.discard(watcher)
+            self._watch_remote.discard(watcher)
             for feed in self._live.values():
                 feed.watchers.discard(watcher)
         elif match_id in self._live:
@@ -222,10 +227,14 @@ class SpectatorHub:
         """The matches in progress."""
         return [feed.match for feed in self._live.values()]
 
+    def subscribed(self) -> set[Watcher]:
+        """The watchers subscribed to anything (every live match, or one)."""
+        watchers = self._watch_all | self._watch_remote
+        for feed in self._live.values():
+            watchers |= feed.watchers
+        return watchers
+
     @property
     def watcher_count(self) -> int:
         """Distinct spectators subscribed to anything."""
-        watchers = set(self._watch_all)
-        for feed in self._live.values():
-            watchers |= feed.watchers
-        return len(watchers)
+        return len(self.subscribed())

@@ -36,19 +36,21 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arena.histogram import MOVE_BUCKETS_S, LatencyHistogram
 from arena.live.spectators import SpectatorHub
 from arena.net.connection_log import log_closed
+from arena.net.crowd import SPECTATOR_IDLE_S, idle
 from arena.net.inorder import InOrder
 from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
+from arena.net.refusals import Refusals
 from arena.net.requests import Queries, Requests
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
-from arena.play.guests import new_guest_name
+from arena.play.guests import GuestLimits, new_guest_name
 from arena.play.lobby import Lobby, TimeLimits
 from arena.play.matchmaker import Matchmaker
 from arena.play.registry import MatchRegistry
@@ -106,10 +108,9 @@ class GatewayLimits:
     max_protocol_errors: int
     spectator_queue_size: int
     close_timeout_s: float
-    guest_games_per_s: float = 1.0 / 30.0
-    """Guest games (challenges) per address and second, on average, after the burst."""
-    guest_games_burst: int = 4
-    """Guest games (challenges) an address may start at once."""
+    spectator_idle_s: float = SPECTATOR_IDLE_S
+    """A spectator subscribed to nothing is closed after this long without a request."""
+    guests: GuestLimits = field(default_factory=GuestLimits)
 
 
 class Authenticator(Revoker, Protocol):
@@ -137,11 +138,14 @@ class _Close(Exception):
 class _Session:
     """The gateway's state for one connection."""
 
-    __slots__ = ("bucket", "conn", "hello_timer", "inbox", "max_bytes", "opened_at", "spectator")
+    __slots__ = ("active_at", "bucket", "conn", "hello_timer", "inbox", "max_bytes", "opened_at",
+                 "spectator")  # fmt: skip
 
-    def __init__(self, conn: WebSocketConnection, bucket: TokenBucket) -> None:
+    def __init__(self, conn: WebSocketConnection, bucket: TokenBucket, now: float) -> None:
         self.conn = conn
         self.opened_at = time.monotonic()
+        self.active_at = now
+        """When a spectator or guest last asked for something (the injected clock)."""
         self.bucket = bucket
         self.inbox: InOrder | None = None
         self.hello_timer: asyncio.TimerHandle | None = None
@@ -165,6 +169,7 @@ class Gateway:
         time_limits: TimeLimits,
         clock: Clock,
         throttle: LoginThrottle,
+        refusals: Refusals,
         placement: Callable[[str], Awaitable[Redirect | None]] | None = None,
     ) -> None:
         self.limits = limits
@@ -174,6 +179,7 @@ class Gateway:
         self._hub = hub
         self._clock = clock
         self.throttle = throttle
+        self._refusals = refusals
         self._placement = placement
         """Several nodes: a bot whose match another node hosts is redirected there."""
         self.bots: dict[str, WebSocketConnection] = {}
@@ -186,6 +192,7 @@ class Gateway:
         self.logins = Logins(auth)
         """What each bot online logged in with, to close those no longer allowed."""
         self.connections: set[WebSocketConnection] = set()
+        self._sessions: dict[WebSocketConnection, _Session] = {}
         self.accepting = True
         """False once shutting down: new hellos are refused."""
         self.move_latency = LatencyHistogram(MOVE_BUCKETS_S)
@@ -201,7 +208,10 @@ class Gateway:
             registry=registry,
             hub=hub,
             time_limits=time_limits,
-            guest_limit=AddressBuckets(limits.guest_games_per_s, limits.guest_games_burst, clock),
+            guests=self.guests,
+            guest_limits=limits.guests,
+            guest_limit=AddressBuckets(limits.guests.games_per_s, limits.guests.games_burst, clock),
+            refusals=refusals,
         )
         """Everything but moves, once a connection said hello."""
 
@@ -210,7 +220,9 @@ class Gateway:
     def opened(self, conn: WebSocketConnection) -> None:
         """A websocket was accepted: expect its hello."""
         session = _Session(
-            conn, TokenBucket(self.limits.rate_per_s, self.limits.rate_burst, self._clock)
+            conn,
+            TokenBucket(self.limits.rate_per_s, self.limits.rate_burst, self._clock),
+            self._clock.now(),
         )
         transport = conn.transport
         session.inbox = InOrder(
@@ -222,6 +234,7 @@ class Gateway:
             self.limits.hello_timeout_s, self._hello_timeout, session
         )
         self.connections.add(conn)
+        self._sessions[conn] = session
         conn.on_closed = lambda: self._closed(session)
         conn.deliver_to(session.inbox.put)
         log.debug("connection from %s", conn.remote)
@@ -259,6 +272,22 @@ class Gateway:
             else:
                 conn.ping()
 
+    def close_idle(self) -> None:
+        """Close the spectators and guests idle too long (``arena.net.crowd.idle``)."""
+        sessions = [(conn, session.active_at) for conn, session in self._sessions.items()]
+        for conn, reason, what in idle(
+            sessions,
+            self._clock.now(),
+            self.limits.spectator_idle_s,
+            self.limits.guests.idle_s,
+            subscribed=self._hub.subscribed,
+            busy=lambda name: bool(
+                self._registry.playing(name) or self._lobby.challenges_from(name)
+            ),
+        ):
+            self._refusals.count(reason, conn.remote)
+            self._refuse(conn, _Close(ErrorCode.IDLE, what, CloseCode.POLICY_VIOLATION))
+
     async def close_all(self, reason: str) -> None:
         """Tell every connection the server is going away, close them and wait."""
         self.accepting = False
@@ -277,6 +306,7 @@ class Gateway:
         if session.hello_timer is not None:
             session.hello_timer.cancel()
         self.connections.discard(conn)
+        self._sessions.pop(conn, None)
         self._hub.unwatch(conn)
         log_closed(conn, session.opened_at)
         if conn.role not in ("bot", "guest") or conn.name is None:
@@ -342,6 +372,7 @@ class Gateway:
             )
             return None
         if session.spectator:
+            session.active_at = self._clock.now()
             return self._answer(conn, message, self.requests.from_spectator(conn, message))
         if type(message) is Move:
             # The hot path: a move is refereed before anything else happens on the loop.
@@ -357,6 +388,7 @@ class Gateway:
             self.move_latency.observe(time.perf_counter() - received)
             return None
         if conn.role == "guest":
+            session.active_at = self._clock.now()
             return self._answer(conn, message, self.requests.from_guest(conn, message))
         if type(message) is Accept and self._lobby.is_invite(message.challenge_id):
             # The answer to the arena's own challenge (a tournament game): paced by the
@@ -429,6 +461,7 @@ class Gateway:
                 conn.close(CloseCode.REDIRECTED, "redirected to another node")
                 return
         conn.role = hello.role
+        session.active_at = self._clock.now()
         if hello.role == "spectator":
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
@@ -499,21 +532,21 @@ class Gateway:
             raise _Close(
                 ErrorCode.AUTH_FAILED, "a bot needs a name and a token", CloseCode.POLICY_VIOLATION
             )
-        wait = self.throttle.wait_s(conn.remote)
+        wait = self.throttle.wait_s(conn.remote, hello.name)
         if wait > 0.0:
-            self.throttle.refused(conn.remote)
+            self.throttle.refused()
             raise _Close(
                 ErrorCode.THROTTLED,
-                f"too many failed logins from your address; retry in {wait:.0f} s",
+                f"too many failed logins from your address or for this bot; retry in {wait:.0f} s",
                 CloseCode.POLICY_VIOLATION,
             )
         if await self._auth.authenticate(hello.name, hello.token) is None:
-            delay = self.throttle.failed(conn.remote)
+            delay = self.throttle.failed(conn.remote, hello.name)
             log.warning(
                 "failed login for bot %r from %s%s",
                 hello.name,
                 conn.remote,
-                f"; address throttled for {delay:.0f} s" if delay else "",
+                f"; throttled for {delay:.0f} s" if delay else "",
                 extra={
                     "event": "login_failed",
                     "bot": hello.name,
@@ -528,7 +561,7 @@ class Gateway:
                 else f"unknown bot: {hello.name!r} is not a valid bot name ({BOT_NAME_RULE})",
                 CloseCode.POLICY_VIOLATION,
             )
-        self.throttle.succeeded(conn.remote)
+        self.throttle.succeeded(conn.remote, hello.name)
 
     def _register_bot(self, conn: WebSocketConnection, name: str, max_matches: int) -> None:
         previous = self.bots.get(name)

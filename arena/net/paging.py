@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from protocol.games import GAMES
+from protocol.numbers import NumberError, parse_int
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -56,11 +57,14 @@ class MatchQuery:
         bot = query.get("bot") or None
         if bot is not None and not _BOT_NAME.fullmatch(bot):
             raise BadQuery("bot must be a bot name")
-        text = query.get("limit", str(DEFAULT_LIMIT))
-        if not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
-            raise BadQuery(f"limit must be an integer from 1 to {MAX_LIMIT}")
+        try:
+            limit = parse_int(
+                query.get("limit", str(DEFAULT_LIMIT)), "limit", low=1, high=MAX_LIMIT
+            )
+        except NumberError as exc:
+            raise BadQuery(str(exc)) from None
         before = decode_cursor(query["before"]) if query.get("before") else None
-        return cls(status, game, bot, int(text), before)
+        return cls(status, game, bot, limit, before)
 
 
 def encode_cursor(started_at: datetime, match_id: str) -> str:

@@ -3,9 +3,12 @@
 A spectator watches and stops watching matches and asks queries. A bot
 seeks, cancels a seek, challenges, accepts, declines and resigns. A guest
 (``arena.play.guests``) may only challenge an online bot that accepts guests
-in that game, at most ``GuestLimits.burst`` games at once and one every
-``1 / per_s`` seconds after that per address, and resign its own match; its
-matches are never rated. Anything a role may not send is ``forbidden``. A
+in that game, with a time control within ``GuestLimits`` (at most 60 s a
+move by default), while fewer than ``GuestLimits.max_games`` guest games are
+played on the server and ``max_games_per_bot`` against that bot; an address
+may start ``games_burst`` games at once and one every ``1 / games_per_s``
+seconds after that. A guest may resign its own match; its matches are never
+rated. Anything a role may not send is ``forbidden``. A
 ``ProtocolError`` raised here becomes the connection's ``error`` reply.
 """
 
@@ -16,7 +19,9 @@ from typing import Protocol
 
 from arena.live.spectators import SpectatorHub
 from arena.net.limits import AddressBuckets
+from arena.net.refusals import Refusals
 from arena.net.websocket import WebSocketConnection
+from arena.play.guests import GuestLimits, is_guest
 from arena.play.lobby import Lobby, PendingChallenge, TimeLimits
 from arena.play.matchmaker import Matchmaker
 from arena.play.registry import DEFAULT_RATING, MatchRegistry
@@ -76,7 +81,10 @@ class Requests:
         registry: MatchRegistry,
         hub: SpectatorHub,
         time_limits: TimeLimits,
+        guests: Mapping[str, WebSocketConnection],
+        guest_limits: GuestLimits,
         guest_limit: AddressBuckets,
+        refusals: Refusals,
     ) -> None:
         self._bots = bots
         self._guest_games = guest_games
@@ -88,6 +96,10 @@ class Requests:
         self._registry = registry
         self._hub = hub
         self._time_limits = time_limits
+        self._guests = guests
+        self._guest_limits = guest_limits
+        self._guest_time_limits = guest_limits.time_limits(time_limits)
+        self._refusals = refusals
         self.guest_limit = guest_limit
         """Guest challenges per remote address."""
 
@@ -214,7 +226,7 @@ class Requests:
                 "too many guest games from your address; "
                 f"retry in {self.guest_limit.wait_s():.0f} s",
             )
-        tc = self._time_limits.check(tc)
+        tc = self._guest_time_limits.check(tc)
         target = self._online(opponent)
         if game not in self._guest_games.get(opponent, ()):
             raise ProtocolError(
@@ -224,4 +236,25 @@ class Requests:
             raise ProtocolError(
                 ErrorCode.ALREADY_SEEKING, "you already play, or wait for an answer to, a game"
             )
+        self._check_guest_caps(conn, opponent)
         self._send_challenge(target, self._lobby.challenge(guest, opponent, game, tc))
+
+    def _check_guest_caps(self, conn: WebSocketConnection, opponent: str) -> None:
+        """Refuse a guest game over the server's or the bot's cap of guest games at once."""
+        limits = self._guest_limits
+        against_bot = sum(
+            1 for match in self._registry.of_bot(opponent) if any(map(is_guest, match.players))
+        )
+        if against_bot >= limits.max_games_per_bot:
+            self._refusals.count("guest_cap", conn.remote)
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{opponent} already plays {against_bot} guest games; try again later",
+            )
+        playing = sum(1 for name in self._guests if self._registry.playing(name))
+        if playing >= limits.max_games:
+            self._refusals.count("guest_cap", conn.remote)
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"the server plays {playing} guest games, its most; try again later",
+            )

@@ -135,6 +135,7 @@ class WebSocketConnection(asyncio.Protocol):
         remote: str,
         queue_size: int,
         close_timeout_s: float,
+        on_lost: Callable[[], None] | None = None,
     ) -> None:
         self.transport = transport
         self.protocol = protocol
@@ -149,6 +150,8 @@ class WebSocketConnection(asyncio.Protocol):
         self.on_message: Callable[[Data], None] | None = None
         self.on_closed: Callable[[], None] | None = None
         self._close_timeout_s = close_timeout_s
+        self._on_lost = on_lost
+        """Called once when the TCP connection is gone (the listener's connection count)."""
         self._loop = asyncio.get_running_loop()
         self._outbox = Outbox.of(self._loop)
         self._pending: list[bytes] = []
@@ -308,6 +311,9 @@ class WebSocketConnection(asyncio.Protocol):
             self._closed.set_result(None)
         on_closed, self.on_closed = self.on_closed, None
         self.on_message = None
+        on_lost, self._on_lost = self._on_lost, None
+        if on_lost is not None:
+            on_lost()
         if on_closed is not None:
             on_closed()
 

@@ -80,8 +80,8 @@ def run_once(config: Config) -> Run:
         subprocess.run([*add, *names], check=True, stdout=subprocess.DEVNULL)
         bots = [(name, (tokens / name).read_text().strip()) for name in names]
         serve = [ARENA, "serve", "--port", "0", "--db", db, "--db-writer", config.db_writer,
-                 "--pairing-window", str(config.pairing_window_s)]  # fmt: skip
-        serve += ["--allow-multi-node"] if config.nodes > 1 else []
+                 "--pairing-window", str(config.pairing_window_s), "--max-connections-per-address",
+                 str(4 * config.matches), *["--allow-multi-node"][: config.nodes > 1]]  # fmt: skip
         procs: list[subprocess.Popen[bytes]] = []
         with contextlib.ExitStack() as stack:
             servers = []

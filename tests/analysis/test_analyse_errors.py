@@ -86,5 +86,5 @@ def test_malformed_arguments(database: dict[str, str]) -> None:
     assert refused(url, "--all", "--game", "tictactoe") == (
         "error: only connect4 games can be analysed, not tictactoe"
     )
-    assert "expected a whole number above 0, not '0'" in refused(url, "--all", "--budget-ms", "0")
-    assert "expected a whole number above 0, not 'two'" in refused(url, "--all", "--jobs", "two")
+    assert "a whole number of at least 1, not 0" in refused(url, "--all", "--budget-ms", "0")
+    assert "must be a whole number of at least 1" in refused(url, "--all", "--jobs", "two")

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -241,3 +244,19 @@ def start_match(bot: BotFactory) -> StartMatch:
         return Pair(second, first, start_b, start_b.players)
 
     return factory
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, made with the openssl command."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    command = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1"
+    extension = "subjectAltName=IP:127.0.0.1"
+    subprocess.run(
+        [*command.split(), "-keyout", str(key), "-out", str(cert), "-addext", extension],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -41,7 +42,9 @@ def add_bots(db: str, token_dir: Path, *names: str) -> dict[str, str]:
 class ServeProcess:
     """``python -m arena serve --port 0`` with the given options, stopped by ``stop``."""
 
-    def __init__(self, db: str, *options: str) -> None:
+    def __init__(self, db: str, *options: str, open_files: int | None = None) -> None:
+        self.open_files = open_files
+        """Start the server with this soft open-files limit (``ulimit -Sn``), if given."""
         self.command = [
             sys.executable, "-m", "arena", "serve", "--port", "0", "--db", db,
             "--pairing-window", "0.02", *options,
@@ -57,6 +60,7 @@ class ServeProcess:
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=None if self.open_files is None else self._limit_open_files,
         )
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -65,6 +69,11 @@ class ServeProcess:
             raise RuntimeError(f"arena serve did not start: {line}{self.stderr()}")
         self.port = int(line.rsplit(":", 1)[1])
         return self
+
+    def _limit_open_files(self) -> None:
+        """In the child before exec: the soft limit of ``ulimit -Sn N`` (the hard one kept)."""
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, hard))
 
     @property
     def url(self) -> str:

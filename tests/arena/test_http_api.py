@@ -93,8 +93,8 @@ async def test_filters_combine(server: ArenaServer, store: Store) -> None:
 @pytest.mark.parametrize(
     ("query", "words"),
     [
-        ("limit=0", "limit must be an integer from 1 to 500"),
-        ("limit=501", "limit must be an integer from 1 to 500"),
+        ("limit=0", "limit must be a whole number from 1 to 500"),
+        ("limit=501", "limit must be a whole number from 1 to 500"),
         ("limit=ten", "limit must be"),
         ("status=bogus", "status must be live, finished or aborted"),
         ("game=chess", "no such game: chess"),

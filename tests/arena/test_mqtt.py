@@ -339,8 +339,10 @@ async def test_broker_restart_calls_stay_fast_and_retained_topics_come_back(
             durations.append(time.perf_counter() - started)
             if i % 50 == 0:
                 await asyncio.sleep(0.01)  # let the reconnect attempts run meanwhile
-        assert statistics.median(durations) < 200e-6, "a call waited on the broker"
-        assert max(durations) < 0.05
+        # A call that waited on the broker would take its connect timeout (seconds); the
+        # bounds are generous for a busy machine.
+        assert statistics.median(durations) < 0.01, "a call waited on the broker"
+        assert max(durations) < 0.5
         pub.move(GAME, "m1", events[-1], states[-1])
         status = pub.status()
         assert status["connected"] is False

@@ -13,6 +13,7 @@ import pytest
 from arena.cli.config import resolve
 from arena.cli.main import build_parser
 from arena.cli.serve import OPTIONS, server_config
+from arena.errors import ConfigError
 
 DOCS = Path(__file__).parents[2] / "docs" / "operations.md"
 
@@ -111,3 +112,11 @@ def test_a_missing_file_or_bad_variable_is_one_line_and_exit_2(tmp_path: Path) -
         2,
         "error: $ARENA_TRUST_PROXY: expected true or false, not 'maybe'\n",
     )
+
+
+@pytest.mark.parametrize("text", ["٣", "３", "²", "1_0", " 5", "9" * 30])
+def test_integer_options_take_ascii_digits_only(text: str) -> None:
+    with pytest.raises(ConfigError, match="expected an integer"):
+        settings([], {"ARENA_MOVE_MS": text})
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["tournament", "status", text])

@@ -19,7 +19,8 @@ from http_schema import check_route
 from test_server_http import http_get
 
 from arena.errors import InvalidBotNameError
-from arena.play.guests import GUEST_ACCOUNT, GUEST_PREFIX
+from arena.play.clock import ManualClock
+from arena.play.guests import GUEST_ACCOUNT, GUEST_PREFIX, GuestLimits
 from arena.server import ArenaServer
 from arena.store import Store
 from protocol.messages import (
@@ -214,7 +215,7 @@ async def test_a_declined_guest_challenge_is_told(
 async def test_guest_challenges_are_rate_limited_per_address(
     server: ArenaServer, guest: GuestFactory
 ) -> None:
-    burst = server.gateway.limits.guest_games_burst
+    burst = server.gateway.limits.guests.games_burst
     first, _ = await guest()
     for _ in range(burst):
         await first.send(type="challenge", opponent="nobody", game="tictactoe", time_control=TC)
@@ -232,3 +233,93 @@ async def test_no_bot_can_be_registered_or_log_in_as_the_guest_account(store: St
             await store.add_bot(name)
     with pytest.raises(InvalidBotNameError, match="where guests' matches are recorded"):
         await store.reset_token(GUEST_ACCOUNT, reactivate=True)
+
+
+@pytest.mark.parametrize(
+    ("time_control", "refused"),
+    [
+        ({"move_ms": 600_000, "bank_ms": 0}, "move_ms must be within 50-60000"),
+        ({"move_ms": 5_000, "bank_ms": 3_600_000}, "bank_ms must be within 0-300000"),
+    ],
+)
+async def test_a_guest_cannot_hold_a_bot_for_an_hour(
+    server: ArenaServer,
+    host_bot: Any,
+    guest: GuestFactory,
+    time_control: dict[str, int],
+    refused: str,
+) -> None:
+    await host_bot("alice")
+    client, _ = await guest()
+    await client.send(
+        type="challenge", opponent="alice", game="tictactoe", time_control=time_control
+    )
+    assert refused in (await client.expect_error("bad_value")).message
+
+
+async def test_guest_games_are_capped_per_bot_and_per_server(
+    make_server: Any, tokens: dict[str, str], connect_client: ClientFactory
+) -> None:
+    server = await make_server(guests=GuestLimits(max_games=2, max_games_per_bot=1, games_burst=10))
+
+    async def host(name: str) -> Client:
+        client = await connect_client(server)
+        await client.send(
+            type="hello", role="bot", version=PROTOCOL_VERSION, name=name,
+            token=tokens[name], max_matches=5, guests=["tictactoe"],
+        )  # fmt: skip
+        await client.expect(Welcome)
+        return client
+
+    async def a_guest() -> Client:
+        client = await connect_client(server)
+        await client.send(type="hello", role="guest", version=PROTOCOL_VERSION)
+        await client.expect(Welcome)
+        return client
+
+    async def play(opponent: Client, name: str) -> None:
+        client = await a_guest()
+        await client.send(type="challenge", opponent=name, game="tictactoe", time_control=TC)
+        challenge = await opponent.expect(ChallengeReceived)
+        await opponent.send(type="accept", challenge_id=challenge.challenge_id)
+        await client.expect(MatchStart)
+
+    alice, bob, carol = await host("alice"), await host("bob"), await host("carol")
+    await play(alice, "alice")
+    client = await a_guest()
+    await client.send(type="challenge", opponent="alice", game="tictactoe", time_control=TC)
+    assert (
+        "alice already plays 1 guest games" in (await client.expect_error("rate_limited")).message
+    )
+    await play(bob, "bob")
+    await client.send(type="challenge", opponent="carol", game="tictactoe", time_control=TC)
+    error = await client.expect_error("rate_limited")
+    assert "the server plays 2 guest games, its most" in error.message
+    assert server.refusals.totals["guest_cap"] == 2
+    del carol
+
+
+async def test_an_idle_guest_is_closed_but_one_playing_is_not(
+    make_server: Any, tokens: dict[str, str], connect_client: ClientFactory
+) -> None:
+    clock = ManualClock()
+    server = await make_server(clock=clock)
+    alice = await connect_client(server)
+    await alice.send(
+        type="hello", role="bot", version=PROTOCOL_VERSION, name="alice",
+        token=tokens["alice"], guests=["tictactoe"],
+    )  # fmt: skip
+    await alice.expect(Welcome)
+    idle, playing = await connect_client(server), await connect_client(server)
+    for client in (idle, playing):
+        await client.send(type="hello", role="guest", version=PROTOCOL_VERSION)
+        await client.expect(Welcome)
+    await playing.send(type="challenge", opponent="alice", game="tictactoe", time_control=TC)
+    challenge = await alice.expect(ChallengeReceived)
+    await alice.send(type="accept", challenge_id=challenge.challenge_id)
+    await playing.expect(MatchStart)
+    clock.advance(server.config.guests.idle_s + 1)
+    server.gateway.close_idle()
+    assert "no game for 120 s" in (await idle.expect_error("idle")).message
+    assert await idle.closed() == 1008
+    assert len(server.gateway.guests) == 1 and server.refusals.totals["idle_guest"] == 1

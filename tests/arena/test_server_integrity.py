@@ -182,5 +182,7 @@ def test_every_command_refuses_a_bad_database_in_one_line(tmp_path: Path) -> Non
             stderr,
         )
         assert "secret" not in stderr and ("***" in stderr or "secret" not in url)
-        assert seconds < 10, (command, url, seconds)
+        # Refused without hanging on a connection; bounded generously (two at a time on a
+        # busy machine), below the 30 s after which the command counts as hung.
+        assert seconds < 25, (command, url, seconds)
     assert not Path(missing).exists()  # read-only commands never create a database

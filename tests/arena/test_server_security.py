@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shutil
 import ssl
-import subprocess
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -50,7 +48,7 @@ async def test_300_wrong_tokens_are_throttled_and_logged_without_the_token(
     # Even the right token waits out the throttle ...
     assert (await try_login(server.port, "alice", tokens["alice"]))["code"] == "throttled"
     clock.advance(LoginThrottle(clock).base_delay_s + 0.01)
-    # ... and is then accepted, which clears the address's record.
+    # ... and is then accepted.
     assert (await try_login(server.port, "alice", tokens["alice"]))["type"] == "welcome"
     assert server.gateway.throttle.failed_total == 6
 
@@ -70,29 +68,15 @@ async def test_behind_a_trusted_proxy_each_forwarded_address_has_its_own_throttl
 def test_the_throttle_doubles_the_wait_and_forgets_old_failures() -> None:
     clock = ManualClock()
     throttle = LoginThrottle(clock, free_failures=2, window_s=60, base_delay_s=1, max_delay_s=4)
-    assert [throttle.failed("a") for _ in range(5)] == [0, 0, 1, 2, 4]
-    assert throttle.failed("a") == 4  # capped
-    assert throttle.wait_s("a") == 4 and throttle.wait_s("b") == 0
+    assert [throttle.failed("a", "x") for _ in range(5)] == [0, 0, 1, 2, 4]
+    assert throttle.failed("a", "x") == 4  # capped
+    assert throttle.wait_s("a", "y") == 4  # the address waits, whatever the name
+    assert throttle.wait_s("b", "x") == 4  # the name waits, whatever the address
+    assert throttle.wait_s("b", "y") == 0
     clock.advance(61)  # every failure is out of the window
-    assert throttle.failed("a") == 0
-    throttle.succeeded("a")
-    assert throttle.wait_s("a") == 0
-
-
-@pytest.fixture
-def certificate(tmp_path: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1, made with the openssl command."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is not installed")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    command = "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1"
-    extension = "subjectAltName=IP:127.0.0.1"
-    subprocess.run(
-        [*command.split(), "-keyout", str(key), "-out", str(cert), "-addext", extension],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
+    assert throttle.failed("a", "x") == 0
+    throttle.succeeded("a", "x")
+    assert throttle.wait_s("a", "x") == 0
 
 
 async def test_tls_serves_wss_and_https_on_one_port(
@@ -139,3 +123,50 @@ async def test_websockets_from_foreign_origins_are_refused(
         with pytest.raises(InvalidStatus) as refused:
             await try_login(server.port, "alice", tokens["alice"], additional_headers=headers)
         assert refused.value.response.status_code == 403
+
+
+def from_address(address: str) -> dict[str, Any]:
+    return {"additional_headers": {"X-Forwarded-For": address}}
+
+
+async def test_guesses_spread_over_50_addresses_meet_the_bot_names_throttle(
+    make_server: Any, tokens: dict[str, str]
+) -> None:
+    server = await make_server(clock=ManualClock(), trust_proxy=True)
+    codes = [
+        (await try_login(server.port, "alice", f"wrong-{n}", **from_address(f"203.0.113.{n}")))[
+            "code"
+        ]
+        for n in range(50)
+    ]
+    assert codes[:6] == ["auth_failed"] * 6 and set(codes[6:]) == {"throttled"}
+    assert server.gateway.throttle.failed_total == 6
+
+
+async def test_an_attackers_own_valid_logins_do_not_reset_its_address(
+    make_server: Any, tokens: dict[str, str]
+) -> None:
+    server = await make_server(clock=ManualClock(), trust_proxy=True)
+    attacker = from_address("203.0.113.9")
+    codes = []
+    for n in range(20):
+        codes.append((await try_login(server.port, f"bot{n}", "wrong", **attacker))["code"])
+        welcome = await try_login(server.port, "bob", tokens["bob"], **attacker)
+        assert welcome["type"] == "welcome"  # bob logged in from here before: still let in
+    assert set(codes[6:]) == {"throttled"}
+
+
+async def test_a_bot_on_the_attackers_address_still_logs_in(
+    make_server: Any, tokens: dict[str, str]
+) -> None:
+    server = await make_server(clock=ManualClock(), trust_proxy=True)
+    shared = from_address("198.51.100.1")  # one NAT: the victim and the attacker
+    assert (await try_login(server.port, "carol", tokens["carol"], **shared))["type"] == "welcome"
+    for n in range(10):
+        await try_login(server.port, f"guess{n}", "wrong", **shared)
+    assert (await try_login(server.port, "dave", "x", **shared))["code"] == "throttled"
+    assert (await try_login(server.port, "carol", tokens["carol"], **shared))["type"] == "welcome"
+    # A guess at carol's own token from elsewhere never locks her out at home either.
+    for n in range(10):
+        await try_login(server.port, "carol", "wrong", **from_address(f"203.0.113.{n}"))
+    assert (await try_login(server.port, "carol", tokens["carol"], **shared))["type"] == "welcome"

@@ -143,7 +143,7 @@ LONG_BUDGETS = {
     },
 }
 DEADLINE_S = 0.15
-SLACK_S = 0.25  # hand-off, merge, a busy machine; far below the strategies' own 5 s or 50M sims
+SLACK_S = 1.5  # hand-off, merge, a busy machine; far below the strategies' own 5 s or 50M sims
 
 
 def test_every_registered_kind_has_a_long_budget_here() -> None:

@@ -117,7 +117,7 @@ async def test_a_second_stop_resigns_the_live_match_and_closes(scripted: Any) ->
     client.on_signal()  # forfeits
     summary = await run
     await server.check()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 10.0  # at once, not after the 60 s move (generous)
     assert seen["resign"].match_id == "m1" and seen["close"] == CloseCode.NORMAL
     assert [r.end.termination for r in summary.reports] == ["resign"]
     assert not any(isinstance(m, Move) for m in server.peers[0].received)

@@ -135,7 +135,8 @@ def test_a_time_budget_returns_unknown_in_time() -> None:
     solve("4455")  # kernels loaded
     start = time.perf_counter()
     result = solve(Connect4State.initial(), time_ms=30)
-    assert time.perf_counter() - start < 1.0
+    # Generous for a busy machine; a solve that ignored its 30 ms would run for minutes.
+    assert time.perf_counter() - start < 3.0
     assert result.score is None and result.outcome is None
     analysis = analyse(Connect4State.initial(), time_ms=30)
     assert set(analysis.scores) == set(range(7)) and not analysis.complete

@@ -133,5 +133,6 @@ def test_workers_are_warm_before_the_first_move() -> None:
         assert len(bot.warmup_s) == 1  # type: ignore[attr-defined]
         start = time.perf_counter()
         bot.choose_move(new_game("connect4"))
-        # No compilation on the first move: 50 ms of search plus IPC.
-        assert time.perf_counter() - start < 0.5
+        # No compilation on the first move: 50 ms of search plus IPC, bounded generously
+        # (a busy machine) yet below what compiling the kernels in the move would take.
+        assert time.perf_counter() - start < 2.0

@@ -113,7 +113,8 @@ def test_a_timed_move_returns_in_time() -> None:
         bot.choose_move(Connect4State.initial())  # kernels and tree warm
         start = time.perf_counter()
         bot.choose_move(Connect4State.from_notation("44"))
-        assert time.perf_counter() - start < 1.0
+        # Generous for a busy machine; a search that ignored its 50 ms would run for minutes.
+        assert time.perf_counter() - start < 3.0
 
 
 def test_options_are_checked() -> None:
@@ -187,7 +188,7 @@ def test_two_solving_workers_answer_in_time_after_a_proof() -> None:
         for state in (solved, hard, solved, early, hard):
             start = time.perf_counter()
             move = pooled.choose_move(state)
-            assert time.perf_counter() - start < 1.0
+            assert time.perf_counter() - start < 3.0  # 50 ms asked; generous, as above
             assert move in state.legal_moves()
         assert pooled.last_search is not None and pooled.last_search.moves  # MCTS decided
         assert pooled.choose_move(solved) in (2, 5)  # the proven wins, after the stopped ones

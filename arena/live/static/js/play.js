@@ -15,8 +15,8 @@ import { gameFor } from "./boards/index.js";
 import { el } from "./dom.js";
 import { openLive } from "./match.js";
 
-/** A person's time per move; the bot's search is limited by its own settings. */
-const GUEST_MOVE_MS = 300000;
+/** A person's time per move, the most a guest game may have (the server caps it). */
+const GUEST_MOVE_MS = 60000;
 
 const $ = (id) => document.getElementById(id);
 
