@@ -259,6 +259,24 @@ class ArenaServer:
     async def _start(self) -> None:
         config = self.config
         ssl_context = _ssl_context(config)
+        # The port first: one in use fails the start before the database is touched.
+        listener = self._listener = Listener(
+            host=config.host,
+            port=config.port,
+            router=self.router,
+            on_websocket=self._on_websocket,
+            spawn=self.supervisor.spawn,
+            max_message_bytes=MAX_BOT_MESSAGE_BYTES,
+            queue_size=config.bot_queue_size,
+            close_timeout_s=config.close_timeout_s,
+            ssl_context=ssl_context,
+            allowed_origins=config.allowed_origins,
+            trust_proxy=config.trust_proxy,
+        )
+        try:
+            await listener.bind()
+        except OSError as exc:
+            raise StartupError(_listen_error(config.host, config.port, exc)) from exc
         if self._store is None:
             self._store = await Store.open(
                 config.db_url,
@@ -286,23 +304,7 @@ class ArenaServer:
         from arena.tournaments.service import attach_tournaments
 
         self.tournaments = attach_tournaments(self)
-        self._listener = Listener(
-            host=config.host,
-            port=config.port,
-            router=self.router,
-            on_websocket=self._on_websocket,
-            spawn=self.supervisor.spawn,
-            max_message_bytes=MAX_BOT_MESSAGE_BYTES,
-            queue_size=config.bot_queue_size,
-            close_timeout_s=config.close_timeout_s,
-            ssl_context=ssl_context,
-            allowed_origins=config.allowed_origins,
-            trust_proxy=config.trust_proxy,
-        )
-        try:
-            await self._listener.start()
-        except OSError as exc:
-            raise StartupError(_listen_error(config.host, config.port, exc)) from exc
+        await listener.start()
         if self.cluster is not None:
             tls = ssl_context is not None
             url = config.public_url or default_public_url(config.host, self.port, tls)

@@ -106,12 +106,27 @@ class Listener:
         port: int = self._server.sockets[0].getsockname()[1]
         return port
 
-    async def start(self) -> None:
-        """Bind and listen; raises ``OSError`` when the address cannot be used."""
+    async def bind(self) -> None:
+        """Take the port without accepting yet; raises ``OSError`` when it cannot be used.
+
+        The server binds before it opens the database, so a port in use fails the start
+        before anything is created or touched.
+        """
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            lambda: _RequestReader(self), self.host, self.requested_port, ssl=self.ssl_context
+            lambda: _RequestReader(self),
+            self.host,
+            self.requested_port,
+            ssl=self.ssl_context,
+            start_serving=False,
         )
+
+    async def start(self) -> None:
+        """Accept connections on the bound port (binding first if ``bind`` was not called)."""
+        if self._server is None:
+            await self.bind()
+        assert self._server is not None
+        await self._server.start_serving()
 
     def close(self) -> None:
         """Stop accepting connections (open ones are the gateway's to close)."""
