@@ -209,7 +209,8 @@ def test_create_without_a_server_starts_when_one_does(
     assert final["progress"]["counted"] == 4
     paused = arena("tournament", "pause", "1", "--db", db)
     assert (paused.returncode, paused.stderr.strip()) == (
-        2, "error: tournament 1 is finished: cannot pause it"
+        2,
+        "error: tournament 1 is finished: cannot pause it",
     )
 
 
@@ -225,13 +226,33 @@ def test_create_without_a_server_starts_when_one_does(
             "error: --elo0 must be below --elo1 (got 5 and 5)",
         ),
         (
-            ["--bots", "alice,bob", "--format", "sprt", "--elo0", "0", "--elo1", "5",
-             "--alpha", "0.5"],
+            [
+                "--bots",
+                "alice,bob",
+                "--format",
+                "sprt",
+                "--elo0",
+                "0",
+                "--elo1",
+                "5",
+                "--alpha",
+                "0.5",
+            ],
             "error: --alpha must be within (0, 0.5), got 0.5",
         ),
         (
-            ["--bots", "alice,bob", "--format", "sprt", "--elo0", "0", "--elo1", "5",
-             "--beta", "0"],
+            [
+                "--bots",
+                "alice,bob",
+                "--format",
+                "sprt",
+                "--elo0",
+                "0",
+                "--elo1",
+                "5",
+                "--beta",
+                "0",
+            ],
             "error: --beta must be within (0, 0.5), got 0.0",
         ),
         (["--bots", "alice,bob", "--format", "gauntlet"], "error: a gauntlet needs --challenger"),
@@ -359,3 +380,25 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
     )
     assert resumed.returncode == 0, resumed.stderr
     assert status_of(str(db), 1)["progress"]["counted"] == 6
+
+
+def test_bots_of_a_killed_run_local_die_with_it_without_a_shutdown(tmp_path: Path) -> None:
+    """They are killed by the kernel (SIGKILL), not left to resign and close for seconds
+    (they got SIGHUP before): ``reaper.py`` inherits them and reads how they ended."""
+    db = tmp_path / "local.db"
+    command = [
+        sys.executable, "-m", "arena", "tournament", "run", "--db", str(db), "--game", "connect4",
+        "--games-per-pair", "6", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
+    ]  # fmt: skip
+    reaper = Path(__file__).with_name("reaper.py")
+    done = subprocess.run(
+        [sys.executable, str(reaper), str(db), *command],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    ended = json.loads(done.stdout)
+    assert ended["bots"] >= 2, done
+    # The bots themselves died by SIGKILL; their search workers (if any) exit on their own.
+    assert ended["signals"].count(signal.SIGKILL) >= 2, done
