@@ -1,12 +1,13 @@
-"""Run a command as a child subreaper, kill it once it has bots, report how its bots ended.
+"""Run a command as a child subreaper, kill it once it has bots, report how its orphans ended.
 
 ``python reaper.py DB_FILE COMMAND...``: this process becomes a child subreaper
 (Linux ``PR_SET_CHILD_SUBREAPER``), so the bots of ``COMMAND`` come to it when
 their launcher dies and their exit statuses can be read. It starts ``COMMAND``
 (``arena tournament run --local ...``), waits for its first line and for a
 live game in ``DB_FILE``, kills it with SIGKILL, then waits for every orphan
-and prints one JSON object: ``{"bots": n, "signals": [signal numbers, or null
-for a normal exit]}``.
+and prints one JSON object: ``{"orphans": n, "signals": [signal numbers, or null
+for a normal exit]}`` (its bots, their search workers, multiprocessing's resource
+trackers).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def main() -> int:
         except ChildProcessError:
             break
         signals.append(os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
-    print(json.dumps({"bots": len(signals), "signals": signals}))
+    print(json.dumps({"orphans": len(signals), "signals": signals}))
     return 0
 
 

@@ -383,12 +383,14 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
 
 
 def test_bots_of_a_killed_run_local_die_with_it_without_a_shutdown(tmp_path: Path) -> None:
-    """They are killed by the kernel (SIGKILL), not left to resign and close for seconds
-    (they got SIGHUP before): ``reaper.py`` inherits them and reads how they ended."""
+    """They and their search workers are killed by the kernel (SIGKILL), not left to resign,
+    close or finish a warm-up for seconds (they got SIGHUP before, and workers nothing):
+    ``reaper.py`` inherits them and reads how they ended."""
     db = tmp_path / "local.db"
     command = [
         sys.executable, "-m", "arena", "tournament", "run", "--db", str(db), "--game", "connect4",
-        "--games-per-pair", "6", "--move-ms", "1000", "--local", "alphabeta:time_ms=40", "greedy",
+        "--games-per-pair", "6", "--move-ms", "1000", "--local", "alphabeta:time_ms=40",
+        "mcts:time_ms=200",
     ]  # fmt: skip
     reaper = Path(__file__).with_name("reaper.py")
     done = subprocess.run(
@@ -399,6 +401,7 @@ def test_bots_of_a_killed_run_local_die_with_it_without_a_shutdown(tmp_path: Pat
         check=True,
     )
     ended = json.loads(done.stdout)
-    assert ended["bots"] >= 2, done
-    # The bots themselves died by SIGKILL; their search workers (if any) exit on their own.
-    assert ended["signals"].count(signal.SIGKILL) >= 2, done
+    # Two bots and the MCTS bot's search workers, killed by the kernel as their parents died
+    # (the resource trackers exit by themselves once their bot is gone).
+    assert ended["signals"].count(signal.SIGKILL) >= 3, done
+    assert set(ended["signals"]) <= {signal.SIGKILL, None}, done
