@@ -148,6 +148,12 @@ class ClusterNode:
         if hosted.gone or not hosted.url:
             self._sweep_due.set()  # its match is an orphan: end it now, not at the next sweep
             return None
+        if hosted.late:
+            # Perhaps dead: a bot sent there would only fail and come back. It stays here
+            # (its match there ends as an orphan when the lease runs out, or resumes when
+            # the node answers again and the bot is sent there by a later hello).
+            log.info("not redirecting %s to node %s: its heartbeat is late", bot, hosted.node_id)
+            return None
         return Redirect(
             url=hosted.url,
             match_id=hosted.match_id,
