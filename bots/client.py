@@ -22,15 +22,14 @@ Each move is asked for with its ``Budget``: the deadline from
 A dropped connection is retried with capped, jittered exponential backoff
 (with ``fallback_urls``, each URL in turn is tried at once first: the nodes
 of one arena, so the bot fails over to another when one dies;
-``bots.client_route``); the
-server re-sends ``match_start`` (with the moves so far) and ``your_turn`` to a
-bot that comes back within its grace period, and the bot plays on. A move
-computed while the socket was down is kept and sent when the server asks for
-that ply again. ``wss://`` is verified (``bots.transport``); a certificate
-that fails verification ends ``run`` with ``TLSVerifyError``. A ``redirect``
-(another node hosts the bot's match) is followed at once, under the same
-transport rules, and resets the backoff; a target that cannot be reached sends the bot back to its
-own URLs, and so does the end of the match it was redirected for (bots stay
+``bots.client_route``); the server re-sends ``match_start`` (with the moves
+so far) and ``your_turn`` to a bot that comes back within its grace period,
+and the bot plays on. A move computed while the socket was down is kept and
+sent when the server asks for that ply again. ``wss://`` is verified
+(``bots.transport``); a certificate that fails verification ends ``run``
+with ``TLSVerifyError``. A ``redirect`` (another node hosts the bot's match)
+is followed at once, under the same transport rules, and resets the
+backoff; a target that cannot be reached sends the bot back to its own URLs, and so does the end of the match it was redirected for (bots stay
 on the nodes they were given, so the nodes keep their share).
 
 The errors raised here are drawn in ``bots.client_errors``.
