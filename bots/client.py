@@ -29,8 +29,9 @@ sent when the server asks for that ply again. ``wss://`` is verified
 (``bots.transport``); a certificate that fails verification ends ``run``
 with ``TLSVerifyError``. A ``redirect`` (another node hosts the bot's match)
 is followed at once, under the same transport rules, and resets the
-backoff; a target that cannot be reached sends the bot back to its own URLs, and so does the end of the match it was redirected for (bots stay
-on the nodes they were given, so the nodes keep their share).
+backoff; a target that cannot be reached sends the bot back to its own URLs,
+and so does the end of the match it was redirected for (bots stay on the
+nodes they were given, so the nodes keep their share).
 
 The errors raised here are drawn in ``bots.client_errors``.
 """
