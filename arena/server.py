@@ -54,6 +54,7 @@ from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
 from arena.net.limits import LoginThrottle
 from arena.net.listener import Listener
+from arena.net.signup import SignUp, SignUpLimits
 from arena.net.websocket import WebSocketConnection
 from arena.play.clock import Clock, MonotonicClock
 from arena.play.lobby import Lobby, TimeLimits
@@ -133,6 +134,10 @@ class ArenaConfig:
     """Several nodes: where bots reach this one (default ``ws(s)://host:port``)."""
     summary_interval_s: float = SUMMARY_EVERY_S
     """How often the log gets a summary line (``arena.metrics``); 0 for never."""
+    registration: str = "closed"
+    """``open``: anyone may create a bot with ``POST /api/bots`` (``arena.net.signup``)."""
+    signup_limits: SignUpLimits = field(default_factory=SignUpLimits)
+    """How many sign-ups an address and the server allow an hour."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -298,6 +303,9 @@ class ArenaServer:
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
+        SignUp(store, open_=config.registration == "open", limits=config.signup_limits).add_routes(
+            self.router
+        )
         self.metrics.add_routes(self.router)
         # Imported here: the statistics behind tournaments take a while to import, and
         # every ``arena`` command imports this module.

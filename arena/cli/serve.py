@@ -107,6 +107,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
         path=True,
     ),
+    Option(
+        "registration",
+        str,
+        DEFAULTS.registration,
+        "open: anyone may create a bot (POST /api/bots, arena bots register); closed: only "
+        "the operator (arena bots add)",
+        choices=("closed", "open"),
+    ),
     Option("log-level", str, "info", "least severe log records shown", choices=logs.LEVELS),
     Option(
         "log-format",
@@ -169,6 +177,7 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
         journal_path=args.journal,
         public_url=args.public_url,
         summary_interval_s=args.summary_interval,
+        registration=args.registration,
     )
 
 
