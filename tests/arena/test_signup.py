@@ -42,7 +42,7 @@ async def test_a_bot_signed_up_logs_in_with_the_token_it_was_told(
         with pytest.raises(ArenaError, match="is taken"):
             await asyncio.to_thread(sign_up, server, taken)
     for bad in ("no spaces", "", "x" * 200, 5, None):
-        with pytest.raises(ArenaError, match="400|name|body"):
+        with pytest.raises(ArenaError, match=r"name|body"):
             await asyncio.to_thread(sign_up, server, bad)
     status, _, body = await http_get(server.port, "/api/bots", "POST", b'{"name": "plain"}')
     assert status == 415, body  # no Content-Type: a browser form on another site cannot post
