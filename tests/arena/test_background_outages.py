@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -21,6 +22,8 @@ from sqlalchemy.engine import make_url
 from test_store_pg_outage import Relay
 from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixture)
 
+from arena.cluster.broker_feed import BrokerFeed
+from arena.live.mqtt import MqttPublisher
 from arena.outages import Outage
 
 OUTAGE_S = 7.0
@@ -117,3 +120,36 @@ def test_an_outage_logs_its_start_a_summary_a_minute_and_its_end(
     )
     assert lines[4][1] == "reading the things works again after 2 min 5 s and 125 failed attempts"
     assert caplog.records[1].exc_info is not None  # the traceback, at debug level only
+
+
+async def test_an_unreachable_broker_is_one_line_per_task_not_one_per_retry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with socket.socket() as probe:  # a port nothing listens on: every connect is refused
+        probe.bind(("127.0.0.1", 0))
+        url = f"mqtt://127.0.0.1:{probe.getsockname()[1]}"
+    publisher = MqttPublisher(url, reconnect_min_s=0.05, reconnect_max_s=0.1)
+    feed = BrokerFeed(url, is_local=lambda _match: False, result_committed=lambda _game: None)
+    await publisher.start()
+    await feed.start()
+    try:
+        async with asyncio.timeout(30):
+            while _failures(caplog) < 2:  # both have failed once
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(2.5)  # the publisher retries about 20 times, the feed 3
+    finally:
+        await publisher.stop(1.0)
+        await feed.stop()
+    lines = [
+        r for r in caplog.records if r.levelno >= logging.INFO and r.name.startswith("arena.")
+    ]
+    assert sorted(r.getMessage().split(" failed:")[0] for r in lines) == [
+        f"the MQTT publisher to {url}",
+        f"the broker feed from {url}",
+    ], [r.getMessage() for r in lines]
+    assert all(r.exc_info is None for r in lines)
+
+
+def _failures(caplog: pytest.LogCaptureFixture) -> int:
+    return sum(" failed: " in r.getMessage() for r in caplog.records)
