@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
@@ -130,10 +131,8 @@ class Bench:
 
     def stop(self) -> None:
         for bot in self.bots:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(bot.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             bot.wait()
         for proc, _ in self.nodes.values():
             proc.terminate()
