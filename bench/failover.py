@@ -8,9 +8,9 @@ database. Node ``b`` runs in a pid namespace of its own (``unshare --pid``,
 as root), so node ``a`` cannot see whether its process lives and judges it by
 its lease alone, as it would a node on another machine. ``--bots`` real
 ``arena-bot`` processes (random moves, Connect Four, 300 ms a move, the nodes
-pausing 100 ms between moves) are given the URLs ``b,a`` (half of them) or
+pausing 200 ms between moves) are given the URLs ``b,a`` (half of them) or
 ``a,b``. Once ``b`` hosts live matches, it is killed (SIGKILL); the bots that
-played there in the last 5 s are timed from the kill to the start of their next match
+were playing there are timed from the kill to the start of their next match
 (``matches.started_at``, the database's clock). Then ``b`` is started again,
 and the bench counts the matches it hosts in the next 20 s: bots coming back.
 
@@ -95,7 +95,7 @@ class Bench:
     def start_node(self, node: str, port: int, elsewhere: bool) -> None:
         command = [
             sys.executable, "-m", "arena", "serve", "--port", str(port), "--db", self.url,
-            "--allow-multi-node", "--node-id", node, "--pairing-window", "0.05", "--pace-ms", "100",
+            "--allow-multi-node", "--node-id", node, "--pairing-window", "0.05", "--pace-ms", "200",
         ]  # fmt: skip
         if elsewhere:  # its own pid namespace: judged by its lease, as on another machine
             command = ["unshare", "--pid", "--fork", "--kill-child", *command]
@@ -163,20 +163,19 @@ async def one_run(admin_dsn: str, bots: int, code: str | None) -> tuple[float, f
             bench.start_node("b", port_b, elsewhere=True)
             bench.start_bots()
 
-            async def warm() -> bool:
-                rows = await bench.query(
-                    "SELECT count(*) AS n FROM matches WHERE status = 'live' AND node_id = 'b'"
-                )
-                return int(rows[0]["n"]) >= 1
+            victims: set[str] = set()
 
-            await _until(warm, 60)
-            await asyncio.sleep(2.0)
-            on_b = await bench.query(
-                "SELECT b0.name AS x, b1.name AS o FROM matches m"
-                " JOIN bots b0 ON b0.id = m.player0_id JOIN bots b1 ON b1.id = m.player1_id"
-                " WHERE m.node_id = 'b' AND m.started_at > clock_timestamp() - interval '5 s'"
-            )
-            victims = {row["x"] for row in on_b} | {row["o"] for row in on_b}
+            async def playing_on_b() -> bool:
+                rows = await bench.query(
+                    "SELECT b0.name AS x, b1.name AS o FROM matches m JOIN bots b0"
+                    " ON b0.id = m.player0_id JOIN bots b1 ON b1.id = m.player1_id"
+                    " WHERE m.status = 'live' AND m.node_id = 'b'"
+                )
+                victims.update(name for row in rows for name in (row["x"], row["o"]))
+                return len(victims) >= 2
+
+            await asyncio.sleep(5.0)  # every bot connected and playing
+            await _until(playing_on_b, 60)
             killed_at = (await bench.query("SELECT clock_timestamp() AS t"))[0]["t"]
             bench.kill_node("b")
             waits: dict[str, float] = {}

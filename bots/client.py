@@ -156,6 +156,7 @@ class BotClient:
         # Per connection:
         self._outbox: asyncio.Queue[ClientMessage] | None = None
         self._ws: ClientConnection | None = None
+        self._home_back = False  # on a fallback URL, the first one answers again
         self._welcomed = False
         self._received_at = 0.0
         self._rtt_floor_ms: float | None = None
@@ -308,6 +309,7 @@ class BotClient:
             asyncio.create_task(self._write(ws, self._outbox)),
             asyncio.create_task(self._close_on_quit(ws, self._outbox)),
             asyncio.create_task(self._measure_round_trip(ws)),
+            asyncio.create_task(self._watch_home(ws)),
         ]
         try:
             async for frame in ws:
@@ -515,11 +517,25 @@ class BotClient:
             self._quit.set()
             return
         self._seek_pending = self._challenge_pending = False
-        if self._route.away and not self._matches.busy():
-            log.info("back to %s", self._route.home)
-            self._route.redirect_to = self._route.home  # ends this session; run() goes there
+        if (self._route.away or self._home_back) and not self._matches.busy():
+            if self._home_back:
+                self._route.go_home()  # ends this session; run() connects there
+            else:
+                self._route.redirect_to = self._route.home
+            log.info("back to %s", self._route.redirect_to)
             return
         self._look_for_match()
+
+    async def _watch_home(self, ws: ClientConnection) -> None:
+        """On a fallback URL: once the first one answers again, go back to it (now if idle,
+        else after the current match; ``bots.client_route``)."""
+        self._home_back = False
+        await self._route.home_is_back()
+        self._home_back = True
+        if not self._matches.busy() and not self._seek_pending:
+            log.info("back to %s", self._route.urls[0])
+            self._route.go_home()
+            await ws.close()
 
     def _on_challenge(self, challenge: ChallengeReceived) -> None:
         accept = (

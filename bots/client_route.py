@@ -9,14 +9,24 @@
   is an answer from a live node, so it clears the failures and the backoff: a
   target that cannot be reached (a node that died but whose lease has not run
   out yet) costs one short wait, not a wait that grew with every redirect;
-- a welcome clears them too.
+- a welcome clears them too;
+- a bot that failed over from its first URL (its home node died) checks every
+  ``HOME_PROBE_S`` whether the home node accepts connections again, and goes
+  back after its current match (``home_is_back``): a restarted node gets its
+  bots back, so the nodes keep the share their operators gave them.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from bots.client_config import Backoff
+
+HOME_PROBE_S = 5.0
+"""How often a bot away from its first URL checks whether that node is back."""
 
 
 class Route:
@@ -48,6 +58,32 @@ class Route:
         self.redirect_to = url
         self._failures = 0
         self.backoff.reset()
+
+    @property
+    def on_fallback(self) -> bool:
+        """Connected to one of the bot's URLs other than the first (its home died)."""
+        return not self.away and self._index != 0
+
+    def go_home(self) -> None:
+        """Connect to the first URL next."""
+        self._index = 0
+        self.redirect_to = self.urls[0]
+
+    async def home_is_back(self) -> None:
+        """Return once the first URL accepts a TCP connection (checked every
+        ``HOME_PROBE_S``); only while ``on_fallback`` (else it waits forever)."""
+        parts = urlsplit(self.urls[0])
+        host = parts.hostname or "127.0.0.1"
+        port = parts.port or (443 if parts.scheme == "wss" else 80)
+        while True:
+            await asyncio.sleep(HOME_PROBE_S)
+            if not self.on_fallback:
+                continue
+            with contextlib.suppress(OSError, TimeoutError):
+                async with asyncio.timeout(HOME_PROBE_S):
+                    _reader, writer = await asyncio.open_connection(host, port)
+                writer.close()
+                return
 
     def welcomed(self) -> None:
         """A server accepted the bot."""
