@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from bots import make_strategy, make_strategy_from_spec
-from bots import client_route
+from bots import client_route, make_strategy, make_strategy_from_spec
 from bots.budget import Budget
 from bots.client import (
     Backoff,
