@@ -16,7 +16,8 @@ and the bench counts the matches it hosts in the next 20 s: bots coming back.
 
 One line per run and the median over the runs. The lease is 10 s
 (``arena.store.nodes.LEASE_S``). ``--code DIR`` runs the nodes and bots from
-another checkout (``PYTHONPATH=DIR``), to compare with other code. Results are
+another checkout (``PYTHONPATH=DIR``, working directory ``DIR``), to compare
+with other code. Results are
 noisy on a shared machine.
 """
 
@@ -57,6 +58,7 @@ class Bench:
         self.admin_dsn = admin_dsn
         self.names = [f"fo{i}" for i in range(bots)]
         self.env = _env(code)
+        self.cwd = code  # ``python -m`` puts the working directory first on the path
         self.work = work
         self.db_name = f"arena_failover_{secrets.token_hex(4)}"
         base = admin_dsn.rsplit("/", 1)[0]
@@ -82,7 +84,7 @@ class Bench:
         subprocess.run(
             [sys.executable, "-m", "arena", "bots", "add", "--db", self.url, "--token-dir",
              str(tokens), *self.names],
-            check=True, capture_output=True, env=self.env,
+            check=True, capture_output=True, env=self.env, cwd=self.cwd,
         )  # fmt: skip
 
     async def drop(self) -> None:
@@ -101,7 +103,7 @@ class Bench:
             command = ["unshare", "--pid", "--fork", "--kill-child", *command]
         log = (self.work / f"node-{node}.log").open("a")
         proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=log, text=True, env=self.env
+            command, stdout=subprocess.PIPE, stderr=log, text=True, env=self.env, cwd=self.cwd
         )
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -120,7 +122,7 @@ class Bench:
                      "--games", "100000", "--quiet"],
                     env={**self.env, "ARENA_BOT_TOKEN": token},
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    start_new_session=True,
+                    start_new_session=True, cwd=self.cwd,
                 )
             )  # fmt: skip
 
