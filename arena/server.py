@@ -57,6 +57,7 @@ from arena.net.limits import LoginThrottle
 from arena.net.listener import Listener
 from arena.net.refusals import SUMMARY_EVERY_S as REFUSALS_EVERY_S
 from arena.net.refusals import Refusals
+from arena.net.signup import SignUp, SignUpLimits
 from arena.net.websocket import WebSocketConnection
 from arena.play.clock import Clock, MonotonicClock
 from arena.play.guests import GuestLimits
@@ -146,6 +147,10 @@ class ArenaConfig:
     """Connections per address and idle closes (``arena.net.crowd``)."""
     guests: GuestLimits = field(default_factory=GuestLimits)
     """Guest time controls, games at once and idle closes (``arena.play.guests``)."""
+    registration: str = "closed"
+    """``open``: anyone may create a bot with ``POST /api/bots`` (``arena.net.signup``)."""
+    signup_limits: SignUpLimits = field(default_factory=SignUpLimits)
+    """How many sign-ups an address and the server allow an hour."""
 
     @property
     def time_limits(self) -> TimeLimits:
@@ -276,6 +281,27 @@ class ArenaServer:
     async def _start(self) -> None:
         config = self.config
         ssl_context = _ssl_context(config)
+        # The port first: one in use fails the start before the database is touched.
+        listener = self._listener = Listener(
+            host=config.host,
+            port=config.port,
+            router=self.router,
+            on_websocket=self._on_websocket,
+            spawn=self.supervisor.spawn,
+            max_message_bytes=MAX_BOT_MESSAGE_BYTES,
+            queue_size=config.bot_queue_size,
+            close_timeout_s=config.close_timeout_s,
+            crowd=self.crowd,
+            refusals=self.refusals,
+            ssl_context=ssl_context,
+            allowed_origins=config.allowed_origins,
+            public_url=config.public_url,
+            trust_proxy=config.trust_proxy,
+        )
+        try:
+            await listener.bind()
+        except OSError as exc:
+            raise StartupError(_listen_error(config.host, config.port, exc)) from exc
         if self._store is None:
             self._store = await Store.open(
                 config.db_url,
@@ -297,32 +323,16 @@ class ArenaServer:
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
+        SignUp(store, open_=config.registration == "open", limits=config.signup_limits).add_routes(
+            self.router
+        )
         self.metrics.add_routes(self.router)
         # Imported here: the statistics behind tournaments take a while to import, and
         # every ``arena`` command imports this module.
         from arena.tournaments.service import attach_tournaments
 
         self.tournaments = attach_tournaments(self)
-        self._listener = Listener(
-            host=config.host,
-            port=config.port,
-            router=self.router,
-            on_websocket=self._on_websocket,
-            spawn=self.supervisor.spawn,
-            max_message_bytes=MAX_BOT_MESSAGE_BYTES,
-            queue_size=config.bot_queue_size,
-            close_timeout_s=config.close_timeout_s,
-            crowd=self.crowd,
-            refusals=self.refusals,
-            ssl_context=ssl_context,
-            allowed_origins=config.allowed_origins,
-            public_url=config.public_url,
-            trust_proxy=config.trust_proxy,
-        )
-        try:
-            await self._listener.start()
-        except OSError as exc:
-            raise StartupError(_listen_error(config.host, config.port, exc)) from exc
+        await listener.start()
         if self.cluster is not None:
             tls = ssl_context is not None
             url = config.public_url or default_public_url(config.host, self.port, tls)

@@ -21,16 +21,17 @@ Each move is asked for with its ``Budget``: the deadline from
 
 A dropped connection is retried with capped, jittered exponential backoff
 (with ``fallback_urls``, each URL in turn is tried at once first: the nodes
-of one arena, so the bot fails over to another when one dies); the
-server re-sends ``match_start`` (with the moves so far) and ``your_turn`` to a
-bot that comes back within its grace period, and the bot plays on. A move
-computed while the socket was down is kept and sent when the server asks for
-that ply again. ``wss://`` is verified (``bots.transport``); a certificate
-that fails verification ends ``run`` with ``TLSVerifyError``. A ``redirect``
-(another node hosts the bot's match) is followed at once, under the same
-transport rules; a target that cannot be reached sends the bot back to its
-own URLs, and so does the end of the match it was redirected for (bots stay
-on the nodes they were given, so the nodes keep their share).
+of one arena, so the bot fails over to another when one dies;
+``bots.client_route``); the server re-sends ``match_start`` (with the moves
+so far) and ``your_turn`` to a bot that comes back within its grace period,
+and the bot plays on. A move computed while the socket was down is kept and
+sent when the server asks for that ply again. ``wss://`` is verified
+(``bots.transport``); a certificate that fails verification ends ``run``
+with ``TLSVerifyError``. A ``redirect`` (another node hosts the bot's match)
+is followed at once, under the same transport rules, and resets the
+backoff; a target that cannot be reached sends the bot back to its own URLs,
+and so does the end of the match it was redirected for (bots stay on the
+nodes they were given, so the nodes keep their share).
 
 The errors raised here are drawn in ``bots.client_errors``.
 """
@@ -67,6 +68,7 @@ from bots.client_config import (
 )
 from bots.client_errors import ClientError, InsecureURLError, RefusedError, TLSVerifyError
 from bots.client_matches import MatchBook, Searches
+from bots.client_route import Route
 from bots.transport import connection_tls, verify_failure
 from protocol.errors import ProtocolError
 from protocol.messages import (
@@ -145,17 +147,16 @@ class BotClient:
         self._tls = {
             url: connection_tls(url, config.ca_file, config.insecure) for url in config.urls
         }
-        self._url_index = 0
-        self._redirect_to: str | None = None
-        self._away = False  # connected to a redirect's target, not to one of config.urls
-        self._failures = 0  # connections in a row that ended without a welcome
-        self._backoff = backoff or Backoff(config.retry_initial_s, config.retry_max_s)
+        self._route = Route(
+            config.urls, backoff or Backoff(config.retry_initial_s, config.retry_max_s)
+        )
         self._quit = asyncio.Event()
         self._matches = MatchBook(config.game)
         self._searches = Searches(chooser, self._post, self.summary)
         # Per connection:
         self._outbox: asyncio.Queue[ClientMessage] | None = None
         self._ws: ClientConnection | None = None
+        self._home_back = False  # on a fallback URL, the first one answers again
         self._welcomed = False
         self._received_at = 0.0
         self._rtt_floor_ms: float | None = None
@@ -251,8 +252,7 @@ class BotClient:
         """
         try:
             while not self._quit.is_set():
-                url, self._redirect_to = self._redirect_to or self._home_url(), None
-                self._away = url not in self.config.urls
+                url = self._route.next_url()
                 welcomed = False
                 try:
                     async with self._connect(url) as ws:
@@ -272,11 +272,11 @@ class BotClient:
                 self._check_drained()
                 if self._quit.is_set():
                     break
-                if self._redirect_to is not None:
+                if self._route.redirect_to is not None:
                     continue  # another node hosts the match: go there now
-                if not self._fail_over(welcomed):
+                if not self._route.fail_over(welcomed):
                     continue
-                delay = self._backoff.next_delay()
+                delay = self._route.backoff.next_delay()
                 log.info("reconnecting in %.1f s", delay)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
@@ -284,22 +284,6 @@ class BotClient:
         finally:
             await self._searches.cancel_all()
         return self.summary
-
-    def _home_url(self) -> str:
-        return self.config.urls[self._url_index]
-
-    def _fail_over(self, welcomed: bool) -> bool:
-        """After a connection ends: move on to the next URL; whether to wait before it.
-
-        With several URLs each is tried at once in turn; the backoff applies
-        once every URL has failed in a row (a single URL always waits).
-        """
-        urls = self.config.urls
-        self._failures = 0 if welcomed else self._failures + 1
-        if len(urls) == 1:
-            return True
-        self._url_index = (self._url_index + 1) % len(urls)
-        return self._failures >= len(urls)
 
     def _connect(self, url: str) -> connect:
         if url not in self._tls:  # a redirect's target, checked when it came
@@ -325,6 +309,7 @@ class BotClient:
             asyncio.create_task(self._write(ws, self._outbox)),
             asyncio.create_task(self._close_on_quit(ws, self._outbox)),
             asyncio.create_task(self._measure_round_trip(ws)),
+            asyncio.create_task(self._watch_home(ws)),
         ]
         try:
             async for frame in ws:
@@ -341,7 +326,7 @@ class BotClient:
                 except Exception:
                     # A client bug on one message must not forfeit every live match.
                     log.exception("failed to handle a %s message", message.type)
-                if self._redirect_to is not None:
+                if self._route.redirect_to is not None:
                     break  # closing this connection; run() connects to the target
         finally:
             for helper in helpers:
@@ -437,7 +422,7 @@ class BotClient:
     def _on_welcome(self, welcome: Welcome) -> None:
         log.info("connected to %s as %s", welcome.server, welcome.name)
         self._welcomed = True
-        self._backoff.reset()
+        self._route.welcomed()
         self._seek_pending = self._challenge_pending = False
         if self._matches.resumable:
             # The server re-sends match_start for every match still live; the rest
@@ -456,7 +441,7 @@ class BotClient:
         if redirect.match_id is not None:
             # Like a match of a dropped connection: resumed there, so no seek meanwhile.
             self._matches.resumable.add(redirect.match_id)
-        self._redirect_to = redirect.url
+        self._route.redirected(redirect.url)
 
     def _forget_unresumed(self) -> None:
         gone = self._matches.forget_unresumed()
@@ -497,8 +482,9 @@ class BotClient:
         if self._forfeiting:  # paired as the resignations went out
             self._resign(start.match_id)
         elif self._draining:
-            log.info("playing match %s: it was paired before the seek was withdrawn",
-                     start.match_id)
+            log.info(
+                "playing match %s: it was paired before the seek was withdrawn", start.match_id
+            )
         else:
             self._look_for_match()
 
@@ -532,11 +518,25 @@ class BotClient:
             self._quit.set()
             return
         self._seek_pending = self._challenge_pending = False
-        if self._away and not self._matches.busy():
-            log.info("back to %s", self._home_url())
-            self._redirect_to = self._home_url()  # ends this session; run() connects there
+        if (self._route.away or self._home_back) and not self._matches.busy():
+            if self._home_back:
+                self._route.go_home()  # ends this session; run() connects there
+            else:
+                self._route.redirect_to = self._route.home
+            log.info("back to %s", self._route.redirect_to)
             return
         self._look_for_match()
+
+    async def _watch_home(self, ws: ClientConnection) -> None:
+        """On a fallback URL: once the first one answers again, go back to it (now if idle,
+        else after the current match; ``bots.client_route``)."""
+        self._home_back = False
+        await self._route.home_is_back()
+        self._home_back = True
+        if not self._matches.busy() and not self._seek_pending:
+            log.info("back to %s", self._route.urls[0])
+            self._route.go_home()
+            await ws.close()
 
     def _on_challenge(self, challenge: ChallengeReceived) -> None:
         accept = (

@@ -19,6 +19,7 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import multiprocessing.connection
+import os
 import signal
 import threading
 import time
@@ -28,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bots.first_run import compile_notice
+from bots.signals import die_with_parent
 from bots.strategy import SearchError
 
 Task = Callable[..., Any]
@@ -40,8 +42,10 @@ def _worker_main(
     conn: multiprocessing.connection.Connection,
     warmup: Task | None,
     warmup_args: tuple[Any, ...],
+    parent_pid: int,
 ) -> None:
     """Worker loop: warm up, report, then run ``(task, args)`` messages until ``None``."""
+    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     start = time.perf_counter()
     try:
@@ -84,7 +88,7 @@ class SearchPool:
             parent, child = context.Pipe()
             proc = context.Process(
                 target=_worker_main,
-                args=(child, warmup, warmup_args),
+                args=(child, warmup, warmup_args, os.getpid()),
                 name=f"search-worker-{index}",
                 daemon=True,
             )

@@ -1,10 +1,14 @@
-"""Stopping a bot by signal: SIGINT/SIGTERM drain, a second one or SIGHUP forfeits."""
+"""Stopping a bot by signal: SIGINT/SIGTERM drain, a second one or SIGHUP forfeits; and
+search workers that die with their bot."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import os
 import signal
+import sys
 from collections.abc import Callable
 
 
@@ -33,3 +37,22 @@ def install_stop_signals(
             loop.remove_signal_handler(sig)
 
     return undo
+
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option: the signal a process gets when its parent thread exits (linux/prctl.h)."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when its parent (``parent_pid``) dies (Linux).
+
+    For a search worker: a bot killed outright cannot stop its workers, which would
+    otherwise finish a warm-up or search of seconds before finding their pipe closed.
+    If the parent is already gone (it died before this call), exit now.
+    """
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)

@@ -1,4 +1,8 @@
-"""``arena bots``: register, list and remove bots, and give one a new token.
+"""``arena bots``: register, list and remove bots, and give one a new token; and sign up.
+
+``bots register --server URL NAME`` is the one command here that needs no
+database: it signs a bot up on a server whose operator opened sign-up
+(``arena serve --registration open``, ``arena.net.signup``).
 
 A token is shown once: only its hash is stored. A lost token is replaced with
 ``bots token NAME --reset``; ``bots add`` of a removed bot brings it back
@@ -15,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from arena.cli import remote
 from arena.cli.common import Subparsers, open_store
 from arena.cli.tables import format_table
 from arena.errors import ArenaError, BotExistsError, NoSuchBotError
@@ -84,10 +89,46 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     token.add_argument(
         "--reset", action="store_true", help="issue a new token; the old one stops working"
     )
+    sign_up = bot_commands.add_parser(
+        "register",
+        help="sign a bot up on a running server (no database needed) and print its token",
+        description="Create bot NAME on the server at --server, if its operator opened "
+        "sign-up (arena serve --registration open), and print its token, shown only once.",
+    )
+    sign_up.add_argument("name", metavar="NAME", help=NAME_HELP)
+    sign_up.add_argument(
+        "--server", required=True, help="the server (http://, https://, ws:// or wss://)"
+    )
+    sign_up.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="write the token to FILE (mode 0600) instead of printing it",
+    )
     bots.set_defaults(run=lambda args: asyncio.run(_run(args)))
 
 
+def _register(server: str, name: str, token_file: Path | None) -> int:
+    """``bots register``: sign ``name`` up on ``server`` through ``POST /api/bots``."""
+    check_bot_name(name)  # refused here already, before the request
+    answer = remote.call(server, "/api/bots", body={"name": name})
+    token = str(answer["token"])
+    if token_file is None:
+        print(f"signed up bot {name} on {remote.http_base(server)}; its token (shown only once):")
+        print(token)
+        return 0
+    try:
+        write_private(token_file, token + "\n")
+    except OSError as exc:  # the bot exists now: show the token rather than lose it
+        print(f"signed up bot {name}; its token (shown only once):\n{token}")
+        raise ArenaError(f"cannot write {token_file}: {exc.strerror or exc}") from None
+    print(f"signed up bot {name} on {remote.http_base(server)}; token in {token_file}")
+    return 0
+
+
 async def _run(args: argparse.Namespace) -> int:
+    if args.bots_command == "register":
+        return await asyncio.to_thread(_register, args.server, args.name, args.token_file)
     if args.bots_command == "token" and not args.reset:
         raise ArenaError(
             "a token cannot be shown again (only its hash is stored); "

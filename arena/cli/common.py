@@ -50,13 +50,35 @@ PORT = whole_number(0, 65535)
 """The ``argparse`` type of a ``--port`` (0 picks a free one)."""
 
 
+def default_db() -> str:
+    """The database of a command given no ``--db``: ``$ARENA_DB`` or ``arena.db`` here."""
+    return os.environ.get("ARENA_DB", DEFAULT_URL)
+
+
+def remote_only(args: argparse.Namespace) -> str | None:
+    """The ``--server`` of a read-only command to answer from that server's HTTP API: given
+    ``--server`` and neither ``--db`` nor ``$ARENA_DB`` (its parser's ``db`` default is None)."""
+    server: str | None = getattr(args, "server", None)
+    if server is None or args.db is not None or "ARENA_DB" in os.environ:
+        return None
+    return server
+
+
+def remote_capable_parser() -> argparse.ArgumentParser:
+    """``common_parser`` for a read-only command that can also ask a server (``--server``):
+    its ``--db`` defaults to None, so that ``remote_only`` tells whether it was given."""
+    parser = common_parser()
+    parser.set_defaults(db=None)  # this parser's own --db action: other commands keep theirs
+    return parser
+
+
 def common_parser() -> argparse.ArgumentParser:
     """The parent parser of every subcommand that touches the database (``--db``)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--db",
         type=db_url,
-        default=os.environ.get("ARENA_DB", DEFAULT_URL),
+        default=default_db(),
         help="database URL or SQLite file path (env ARENA_DB; default %(default)s)",
     )
     return common

@@ -213,16 +213,17 @@ class BotProcess:
 
 
 def _terminate_with_parent() -> None:
-    """In the child before it runs: SIGHUP when the launcher dies (Linux's PR_SET_PDEATHSIG).
+    """In the child before it runs: SIGKILL when the launcher dies (Linux's PR_SET_PDEATHSIG).
 
     A launcher killed outright (SIGKILL) cannot stop its bots, and a bot without
-    its server would retry connecting forever. SIGHUP, not SIGTERM: a SIGTERM'd
-    bot would first try to finish its live match on the server that died with
-    the launcher; on SIGHUP it gives the match up and exits at once.
+    its server would retry connecting forever. SIGKILL, not SIGTERM or SIGHUP: the
+    server died with the launcher, so there is no match left to finish or resign,
+    and a bot that tried would linger for seconds. Its search workers end as soon
+    as they find their pipe to the bot closed.
     """
     if sys.platform == "linux":
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 PR_SET_PDEATHSIG = 1

@@ -12,6 +12,11 @@ Two formats (``docs/export.md`` describes both):
 Matches come oldest first, read a page at a time, so an export of any size
 runs in constant memory and can be piped (``| head`` stops it cleanly). It
 only reads: it works while a server runs on the same database.
+
+With ``--server URL`` and no ``--db`` it reads a running server's HTTP API
+instead (``GET /api/matches`` pages, then ``GET /api/matches/ID`` each;
+``arena.cli.remote``), for a bot author without the database; the lines are
+the same, written by the same functions from the same JSON.
 """
 
 from __future__ import annotations
@@ -20,13 +25,21 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, TextIO
+from urllib.parse import quote
 
-from arena.cli.common import Subparsers, open_store
+from arena.cli import remote
+from arena.cli.common import (
+    Subparsers,
+    default_db,
+    open_store,
+    remote_capable_parser,
+    remote_only,
+)
 from arena.errors import ArenaError
 from arena.net.http import to_jsonable
-from arena.store import MatchRecord
 from protocol.games import GAMES
 
 FORMATS = ("jsonl", "moves")
@@ -38,7 +51,7 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     """Add ``arena export``."""
     export = commands.add_parser(
         "export",
-        parents=[common],
+        parents=[remote_capable_parser()],
         help="write stored games to standard output (JSON lines or move strings)",
         description="Write the finished matches of one game to standard output, oldest "
         "first. See docs/export.md for both formats.",
@@ -57,6 +70,10 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         default="jsonl",
         help="jsonl: a JSON object per match (default); moves: Connect Four column strings",
     )
+    export.add_argument(
+        "--server",
+        help="without --db: read a running server's HTTP API (http://, https://, ws://, wss://)",
+    )
     export.set_defaults(run=lambda args: asyncio.run(_export(args, sys.stdout)))
 
 
@@ -71,18 +88,50 @@ def since_date(text: str) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def export_record(record: MatchRecord) -> dict[str, Any]:
-    """The ``jsonl`` object of one match."""
-    data: dict[str, Any] = to_jsonable(record)
-    before = {change.bot: change.before for change in record.rating_changes}
-    rated = record.rated and all(player in before for player in record.players)
-    data["ratings_before"] = [before[p] for p in record.players] if rated else None
+def export_record(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``jsonl`` object of one match, from its ``GET /api/matches/ID`` object."""
+    data = {key: value for key, value in data.items() if key != "solved"}
+    before = {change["bot"]: change["before"] for change in data["rating_changes"]}
+    rated = data["rated"] and all(player in before for player in data["players"])
+    data["ratings_before"] = [before[p] for p in data["players"]] if rated else None
     return data
 
 
-def column_string(record: MatchRecord) -> str:
-    """The match's moves as 1-based column digits (Connect Four)."""
-    return "".join(str(move.move + 1) for move in record.moves)
+def column_string(data: dict[str, Any]) -> str:
+    """The match's moves as 1-based column digits (Connect Four), from its JSON object."""
+    return "".join(str(move["move"] + 1) for move in data["moves"])
+
+
+def export_line(data: dict[str, Any], fmt: str) -> str:
+    """One output line (``fmt``: ``jsonl`` or ``moves``) of a match's JSON object."""
+    if fmt == "moves":
+        return column_string(data)
+    return json.dumps(export_record(data), separators=(",", ":"))
+
+
+def remote_matches(
+    server: str, game: str, bot: str | None, since: datetime | None
+) -> Iterator[dict[str, Any]]:
+    """The finished matches of ``game`` (of ``bot``), oldest first, from ``server``'s API.
+
+    The pages come newest first: their ids are gathered (a few bytes each), then each
+    match is fetched in turn.
+    """
+    ids: list[str] = []
+    before: str | None = None
+    while True:
+        query = {"game": game, "bot": bot, "status": "finished", "limit": 500, "before": before}
+        page = remote.call(server, "/api/matches", query)
+        for summary in page["matches"]:
+            if since is not None and datetime.fromisoformat(summary["started_at"]) < since:
+                page["next"] = None  # older ones follow: done
+                break
+            ids.append(summary["id"])
+        before = page["next"]
+        if before is None:
+            break
+    for match_id in reversed(ids):
+        yield remote.call(server, f"/api/matches/{quote(match_id)}")
 
 
 async def _export(args: argparse.Namespace, out: TextIO) -> int:
@@ -90,14 +139,21 @@ async def _export(args: argparse.Namespace, out: TextIO) -> int:
         raise ArenaError(
             f"--format moves is Connect Four's column notation; use --format jsonl for {args.game}"
         )
-    store = await open_store(args.db, create=False)
+    server = remote_only(args)
+    if server is not None:
+        await asyncio.to_thread(_export_remote, server, args, out)
+        return 0
+    store = await open_store(args.db or default_db(), create=False)
     try:
         async for record in store.finished_matches(args.game, bot=args.bot, since=args.since):
-            if args.format == "moves":
-                out.write(column_string(record) + "\n")
-            else:
-                out.write(json.dumps(export_record(record), separators=(",", ":")) + "\n")
+            out.write(export_line(to_jsonable(record), args.format) + "\n")
     finally:
         await store.close()
     out.flush()
     return 0
+
+
+def _export_remote(server: str, args: argparse.Namespace, out: TextIO) -> None:
+    for data in remote_matches(server, args.game, args.bot, args.since):
+        out.write(export_line(data, args.format) + "\n")
+    out.flush()

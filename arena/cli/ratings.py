@@ -4,7 +4,10 @@ The leaderboard and the head-to-head numbers are computed here from ``--db``
 with the same code the server runs (``arena.leaderboard``), so they agree
 with ``/api/leaderboard`` and ``/api/h2h`` on the same data; a running server
 (``--server``, an ``http(s)://`` or ``ws(s)://`` address) is only asked who
-is online.
+is online. Given ``--server`` and no database (no ``--db``, no ``$ARENA_DB``),
+they ask that server's ``/api/leaderboard`` and ``/api/h2h`` instead: a bot
+author needs no database. Either way one renderer prints them, from the API's
+JSON-shaped rows (``leaderboard_table``, ``head_to_head_text``).
 """
 
 from __future__ import annotations
@@ -12,11 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
-import urllib.error
-import urllib.request
+from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
 
 from arena.analysis.figures import (
     ACCURACY_HEADER,
@@ -25,24 +25,34 @@ from arena.analysis.figures import (
     accuracy_cells,
     accuracy_figures,
 )
-from arena.cli.common import DEFAULT_SERVER, Subparsers, open_store
+from arena.cli import remote
+from arena.cli.common import (
+    DEFAULT_SERVER,
+    Subparsers,
+    default_db,
+    open_store,
+    remote_capable_parser,
+    remote_only,
+)
 from arena.cli.tables import format_table, rating_cell
 from arena.errors import ArenaError
-from arena.leaderboard import Board, HeadToHead, build_board, head_to_head
+from arena.leaderboard import Board, build_board, head_to_head
+from arena.stats.interval import interval_text
 from arena.store import Store
 from protocol.games import GAMES
-
-_HTTP_SCHEMES = {"ws": "http", "wss": "https", "http": "http", "https": "https"}
 
 
 def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     """Add ``arena leaderboard``, ``arena h2h`` and ``arena ratings rebuild``."""
-    board = commands.add_parser("leaderboard", parents=[common], help="print a leaderboard")
+    remote_capable = remote_capable_parser()
+    board = commands.add_parser(
+        "leaderboard", parents=[remote_capable], help="print a leaderboard"
+    )
     board.add_argument("--game", default="connect4", choices=GAMES)
     board.add_argument(
         "--server",
-        default=DEFAULT_SERVER,
-        help="a running server (http://, https://, ws:// or wss://) to ask who is online",
+        help="a running server (http://, https://, ws:// or wss://): without --db, read the "
+        f"leaderboard from it; with --db, ask it who is online (default {DEFAULT_SERVER})",
     )
     board.add_argument(
         "--accuracy",
@@ -50,17 +60,18 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
         help="add each bot's accuracy against perfect play and blunders per game "
         "(moves analysed by `arena analyse`)",
     )
-    board.set_defaults(
-        run=lambda args: asyncio.run(_leaderboard(args.db, args.game, args.server, args.accuracy))
-    )
+    board.set_defaults(run=lambda args: asyncio.run(_leaderboard_command(args)))
 
     h2h = commands.add_parser(
-        "h2h", parents=[common], help="two bots' rated games against each other"
+        "h2h", parents=[remote_capable], help="two bots' rated games against each other"
     )
     h2h.add_argument("a", metavar="BOT")
     h2h.add_argument("b", metavar="OPPONENT")
     h2h.add_argument("--game", default="connect4", choices=GAMES)
-    h2h.set_defaults(run=lambda args: asyncio.run(_h2h(args.db, args.game, args.a, args.b)))
+    h2h.add_argument(
+        "--server", help="without --db: ask this running server (http://, ws://, ...)"
+    )
+    h2h.set_defaults(run=lambda args: asyncio.run(_h2h_command(args)))
 
     ratings = commands.add_parser("ratings", help="rating maintenance")
     rating_commands = ratings.add_subparsers(dest="ratings_command", required=True)
@@ -85,57 +96,61 @@ async def _read_board(store: Store, game: str) -> Board:
     return await asyncio.to_thread(build_board, game, rows, cells)
 
 
-def http_base(server: str) -> str:
-    """The HTTP address of a server given as ``http(s)://`` or ``ws(s)://`` (no trailing ``/``)."""
-    parts = urlsplit(server)
-    scheme = _HTTP_SCHEMES.get(parts.scheme.lower())
-    if scheme is None or not parts.netloc:
-        raise ArenaError(f"--server {server!r}: expected http://, https://, ws:// or wss://HOST")
-    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
-
-
 def _fetch_online(server: str, game: str) -> dict[str, bool] | None:
     """Ask a running server who is online; None when it cannot be reached."""
-    url = f"{http_base(server)}/api/leaderboard?game={quote(game)}"
-    with contextlib.suppress(OSError, ValueError, urllib.error.URLError):
-        with urllib.request.urlopen(url, timeout=2) as response:
-            data: dict[str, Any] = json.load(response)
+    with contextlib.suppress(ArenaError):
+        data = remote.call(server, "/api/leaderboard", {"game": game}, timeout=2)
         return {row["bot"]: bool(row["online"]) for row in data["entries"]}
     return None
 
 
 def leaderboard_table(
-    board: Board, online: dict[str, bool] | None, accuracy: dict[str, AccuracyFigures] | None = None
+    entries: Sequence[Mapping[str, Any]],
+    show_online: bool,
+    accuracy: dict[str, AccuracyFigures] | None = None,
 ) -> str:
-    """The leaderboard as a text table: rank range, ``rating ± ci95``, ``?`` when provisional;
-    with ``accuracy``, each bot's figures against perfect play too."""
+    """The leaderboard as a text table, from ``/api/leaderboard``'s ``entries``: rank range,
+    ``rating ± ci95``, ``?`` when provisional; with ``accuracy``, each bot's figures against
+    perfect play too."""
     rows = []
-    for line in board.shown.ratings:
-        span = str(line.rank_low)
-        if line.rank_high != line.rank_low:
-            span = f"{line.rank_low}-{line.rank_high}"
+    for entry in entries:
+        span = str(entry["rank_low"])
+        if entry["rank_high"] != entry["rank_low"]:
+            span = f"{entry['rank_low']}-{entry['rank_high']}"
         rows.append(
             [
-                str(line.rank),
+                str(entry["rank"]),
                 span,
-                line.name,
-                rating_cell(line.rating, line.ci95, line.provisional),
-                f"{board.elo[line.name]:.0f}",
-                str(line.games),
-                f"{line.wins}/{line.draws}/{line.losses}",
-                "-" if online is None else ("yes" if online.get(line.name) else "no"),
+                entry["bot"],
+                rating_cell(entry["rating"], entry["ci95"], entry["provisional"]),
+                f"{entry['elo']:.0f}",
+                str(entry["games"]),
+                f"{entry['wins']}/{entry['draws']}/{entry['losses']}",
+                "-" if not show_online else ("yes" if entry["online"] else "no"),
             ]
         )
         if accuracy is not None:
-            rows[-1].extend(accuracy_cells(accuracy.get(line.name)))
+            rows[-1].extend(accuracy_cells(accuracy.get(entry["bot"])))
     header = ["rank", "range", "bot", "rating ± 95%", "elo", "games", "W/D/L", "online"]
     if accuracy is not None:
         header.extend(ACCURACY_HEADER)
     return format_table(header, rows)
 
 
+async def _leaderboard_command(args: argparse.Namespace) -> int:
+    server = remote_only(args)
+    if server is not None:
+        if args.accuracy:
+            raise ArenaError("--accuracy reads the database's analysis: pass --db")
+        data = await asyncio.to_thread(remote.call, server, "/api/leaderboard", {"game": args.game})
+        print_leaderboard(args.game, data["entries"], True)
+        return 0
+    db = args.db or default_db()
+    return await _leaderboard(db, args.game, args.server or DEFAULT_SERVER, args.accuracy)
+
+
 async def _leaderboard(url: str, game: str, server: str, with_accuracy: bool = False) -> int:
-    http_base(server)  # a malformed address is refused before anything is read
+    remote.http_base(server)  # a malformed address is refused before anything is read
     store = await open_store(url, create=False)
     accuracy = None
     try:
@@ -146,21 +161,45 @@ async def _leaderboard(url: str, game: str, server: str, with_accuracy: bool = F
     finally:
         await store.close()
     online = await asyncio.to_thread(_fetch_online, server, game)
-    print(f"{game} leaderboard" + ("" if online is not None else " (server not reachable)"))
-    print(format_board_legend(board))
-    if accuracy is not None:
-        print(ACCURACY_LEGEND)
-    print(leaderboard_table(board, online, accuracy))
+    known = online or {}
+    entries = [entry.to_dict() for entry in board.entries(lambda name: known.get(name, False))]
+    print_leaderboard(game, entries, online is not None, accuracy)
     return 0
 
 
-def format_board_legend(board: Board) -> str:
+def print_leaderboard(
+    game: str,
+    entries: Sequence[Mapping[str, Any]],
+    show_online: bool,
+    accuracy: dict[str, AccuracyFigures] | None = None,
+) -> None:
+    """Print the title, the legend and the table of ``arena leaderboard``."""
+    print(f"{game} leaderboard" + ("" if show_online else " (server not reachable)"))
+    print(format_board_legend(entries))
+    if accuracy is not None:
+        print(ACCURACY_LEGEND)
+    print(leaderboard_table(entries, show_online, accuracy))
+
+
+def format_board_legend(entries: Sequence[Mapping[str, Any]]) -> str:
     """The line under the title: what the columns mean."""
+    groups = len({entry["group"] for entry in entries})
     return (
         "rating: fitted over all rated games (1500 = the average game), ± its 95% interval; "
         "? = provisional; range: the ranks the intervals allow; elo: incremental"
-        + ("" if board.fit.groups <= 1 else f"; {board.fit.groups} separate groups")
+        + ("" if groups <= 1 else f"; {groups} separate groups")
     )
+
+
+async def _h2h_command(args: argparse.Namespace) -> int:
+    if args.a == args.b:
+        raise ArenaError("name two different bots")
+    server = remote_only(args)
+    if server is not None:
+        query = {"game": args.game, "a": args.a, "b": args.b}
+        print(head_to_head_text(await asyncio.to_thread(remote.call, server, "/api/h2h", query)))
+        return 0
+    return await _h2h(args.db or default_db(), args.game, args.a, args.b)
 
 
 async def _h2h(url: str, game: str, a: str, b: str) -> int:
@@ -174,27 +213,27 @@ async def _h2h(url: str, game: str, a: str, b: str) -> int:
         board = await _read_board(store, game)
     finally:
         await store.close()
-    print(head_to_head_text(head_to_head(board, a, b)))
+    print(head_to_head_text(head_to_head(board, a, b).to_json()))
     return 0
 
 
-def head_to_head_text(record: HeadToHead) -> str:
-    """``arena h2h``'s report."""
-    games = record.wins + record.draws + record.losses
-    lines = [f"{record.game}: {record.a} vs {record.b}, {games} rated games"]
-    if record.interval is None:
+def head_to_head_text(record: Mapping[str, Any]) -> str:
+    """``arena h2h``'s report, from ``/api/h2h``'s JSON object."""
+    a, b, games = record["a"], record["b"], record["games"]
+    lines = [f"{record['game']}: {a} vs {b}, {games} rated games"]
+    interval = record["elo_interval"]
+    if interval is None:
         lines.append("they have not played a rated game against each other")
     else:
-        score = (record.wins + 0.5 * record.draws) / games
         lines.append(
-            f"{record.a}: {record.wins} W / {record.draws} D / {record.losses} L"
-            f" (score {score:.1%})"
+            f"{a}: {record['wins']} W / {record['draws']} D / {record['losses']} L"
+            f" (score {record['score']:.1%})"
         )
-        lines.append(f"Elo difference (these games, 95%): {record.interval.text(los=True)}")
-    if record.fitted is not None:
-        fitted = record.fitted
+        lines.append(f"Elo difference (these games, 95%): {interval_text(interval, los=True)}")
+    fitted = record["fitted"]
+    if fitted is not None:
         lines.append(
-            f"fitted rating difference (all games): {fitted.difference:+.1f} ± "
-            f"{fitted.ci95:.1f}, LOS {fitted.los:.1%}"
+            f"fitted rating difference (all games): {fitted['difference']:+.1f} ± "
+            f"{fitted['ci95']:.1f}, LOS {fitted['los']:.1%}"
         )
     return "\n".join(lines)

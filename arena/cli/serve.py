@@ -143,6 +143,14 @@ OPTIONS: tuple[Option, ...] = (
         "guest games at once against one bot",
         metavar="N",
     ),
+    Option(
+        "registration",
+        str,
+        DEFAULTS.registration,
+        "open: anyone may create a bot (POST /api/bots, arena bots register); closed: only "
+        "the operator (arena bots add)",
+        choices=("closed", "open"),
+    ),
     Option("log-level", str, "info", "least severe log records shown", choices=logs.LEVELS),
     Option(
         "log-format",
@@ -216,6 +224,7 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
             max_games=args.guest_max_games,
             max_games_per_bot=args.guest_max_games_per_bot,
         ),
+        registration=args.registration,
     )
 
 

@@ -37,6 +37,7 @@ import aiomqtt
 from arena.live import mqtt_topics as topics
 from arena.live.mqtt import MqttPublisher
 from arena.live.spectators import DEFAULT_BUFFER_SIZE, RECENT_FINISHED, Watcher
+from arena.outages import Outage
 from arena.store import Store
 from protocol.errors import ProtocolError
 from protocol.messages import Error, ErrorCode, Event, MatchEnd, Snapshot, parse_server_message
@@ -124,6 +125,10 @@ class BrokerFeed:
         self._task: asyncio.Task[None] | None = None
         self.connected = asyncio.Event()
         self.heard = 0
+        # A warning, not an error: the arena plays on without its broker.
+        self._outage = Outage(
+            log, f"the broker feed from {self._address.url}", level=logging.WARNING
+        )
 
     async def start(self) -> None:
         """Connect and listen in the background (the arena runs without a broker too)."""
@@ -318,11 +323,12 @@ class BrokerFeed:
                         if feed.waiting:
                             await client.subscribe(self._state_topic(feed.match_id), qos=1)
                     self.connected.set()
+                    self._outage.succeeded()
                     delay = 0.5
                     await self._session(client)
             except aiomqtt.MqttError as exc:
                 self.connected.clear()
-                log.warning("broker feed: %s; reconnecting in %.1f s", exc, delay)
+                self._outage.failed(exc)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
 

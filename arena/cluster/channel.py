@@ -24,6 +24,7 @@ from typing import Any
 
 import asyncpg
 
+from arena.outages import Outage
 from arena.store.engine import CONNECT_TIMEOUT_S
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class NodeChannel:
         self._conn: asyncpg.Connection | None = None
         self._lock = asyncio.Lock()  # one statement at a time on the one connection
         self._lost = asyncio.Event()
+        self._outage = Outage(log, "the connection listening for other nodes")
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -100,16 +102,16 @@ class NodeChannel:
         while True:
             await self._lost.wait()
             self._conn = None
-            log.warning("lost the connection listening for other nodes; opening it again")
+            self._outage.failed(ConnectionError("connection lost"))
             while True:
                 await asyncio.sleep(delay)
                 try:
                     await self._connect()
                 except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
                     delay = min(delay * 2, RECONNECT_MAX_S)
-                    log.debug("listening connection not reopened yet: %s", exc)
+                    self._outage.failed(exc)
                     continue
-                log.info("listening for other nodes again")
+                self._outage.succeeded()
                 delay = 0.2
                 break
 

@@ -43,7 +43,7 @@ from arena.net.websocket import WebSocketConnection
 from arena.play.lobby import Lobby
 from arena.play.match import Match, Spawn
 from arena.play.registry import MatchRegistry
-from arena.store import Store, nodes
+from arena.store import Store, database_outage, nodes
 from protocol.errors import ProtocolError
 from protocol.messages import CloseCode, Redirect
 
@@ -103,6 +103,7 @@ class ClusterNode:
         self.schedule: Callable[[], None] = lambda: None
         """Asks for a pairing pass (``Matchmaker.schedule``), set once the matchmaker exists."""
         self._sweep_due = asyncio.Event()
+        self._sweep_outage = database_outage(log, "the sweep for other nodes' orphan matches")
         self._refused: dict[str, str] = {}
         """Matches a remote player's node refused before they started here: id -> bot."""
         self.redirects_sent = 0
@@ -146,6 +147,12 @@ class ClusterNode:
             return None
         if hosted.gone or not hosted.url:
             self._sweep_due.set()  # its match is an orphan: end it now, not at the next sweep
+            return None
+        if hosted.late:
+            # Perhaps dead: a bot sent there would only fail and come back. It stays here
+            # (its match there ends as an orphan when the lease runs out, or resumes when
+            # the node answers again and the bot is sent there by a later hello).
+            log.info("not redirecting %s to node %s: its heartbeat is late", bot, hosted.node_id)
             return None
         return Redirect(
             url=hosted.url,
@@ -223,9 +230,10 @@ class ClusterNode:
             self._sweep_due.clear()
             try:
                 ended = await self._store.abort_orphan_matches()
-            except Exception as exc:  # the store's health reports a failing database
-                log.debug("orphan sweep failed: %s", exc)
+            except Exception as exc:  # a line when it starts and ends, not one a sweep
+                self._sweep_outage.failed(exc)
                 continue
+            self._sweep_outage.succeeded()
             if ended:
                 log.warning(
                     "ended %d matches of nodes that are gone: %s", len(ended), ", ".join(ended)

@@ -24,6 +24,8 @@ class Hosted:
     url: str | None
     gone: bool
     """True when that node no longer holds its lease (its matches are orphans)."""
+    late: bool = False
+    """True when that node missed a heartbeat: perhaps dead, its lease not yet run out."""
 
 
 def default_public_url(host: str, port: int, tls: bool) -> str:
@@ -74,5 +76,6 @@ class Directory:
         if found is None:
             return None
         match_id, node, now = found
-        gone = nodes.is_gone(node, self._me, utc(now))  # by the database's clock
-        return Hosted(match_id, node.id, node.public_url, gone)
+        now = utc(now)  # the database's clock, which every node's heartbeat uses
+        gone = nodes.is_gone(node, self._me, now)
+        return Hosted(match_id, node.id, node.public_url, gone, nodes.heartbeat_late(node, now))

@@ -71,6 +71,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from arena.play.lobby import Lobby, Pairing, Seek, closest_pairs
 from arena.play.match import Match
+from arena.store import database_outage
 from arena.store.records import Arrival
 from arena.store.tokens import new_match_id
 from protocol.messages import TimeControl
@@ -172,6 +173,7 @@ class SharedSeekQueue:
         self._lock = asyncio.Lock()
         self.last_pass = 0.0
         self.passes = 0
+        self._outage = database_outage(log, "the shared seek queue")
 
     def wants_pass(self, retry_s: float) -> bool:
         """True when the table lags the lobby, or seeks wait and ``retry_s`` passed."""
@@ -227,9 +229,10 @@ class SharedSeekQueue:
                         if len(taken) == len(planned):
                             break
             except (OSError, SQLAlchemyError) as exc:
-                # What committed stands; the next pass goes on from there (the store
-                # reports its health).
-                log.warning("pairing pass failed: %s", exc)
+                # What committed stands; the next pass goes on from there.
+                self._outage.failed(exc)
+            else:
+                self._outage.succeeded()
             if here:
                 yield here
 

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from arena.leaderboard.board import Board, build_board
 from arena.play.lobby import check_game
 from arena.play.match import Match
-from arena.store import LeaderboardRow
+from arena.store import LeaderboardRow, database_outage
 from arena.store.queries import PairCell
 from protocol.messages import Analysis, MatchEnd, Moved
 
@@ -103,6 +103,7 @@ class Leaderboards:
         self._slots: dict[str, _Slot] = {}
         self._listeners: list[Callable[[Board], None]] = []
         self._versions = 0
+        self._outage = database_outage(log, "the leaderboard reading the database")
         self.fits = 0
         """Boards fitted so far (a read that found nothing new fits nothing)."""
 
@@ -176,7 +177,12 @@ class Leaderboards:
         try:
             slot.started = self._clock()
             slot.dirty = False  # a result committed from now on needs another build
-            rows, cells = await self._source.leaderboard_inputs(game)
+            try:
+                rows, cells = await self._source.leaderboard_inputs(game)
+            except Exception as exc:
+                self._outage.failed(exc)
+                raise
+            self._outage.succeeded()
             inputs = (tuple(rows), tuple(cells))
             if slot.board is not None and inputs == slot.inputs:
                 return slot.board
@@ -217,8 +223,9 @@ class Leaderboards:
         if slot.dirty and slot.building is None:
             try:
                 await self._build(game, slot)
-            except Exception:  # the store may be closing; the next result or request retries
-                log.warning("leaderboard of %s not rebuilt", game, exc_info=True)
+            except Exception:  # a failed read is logged as an outage; retried later
+                level = logging.DEBUG if self._outage.active else logging.WARNING
+                log.log(level, "leaderboard of %s not rebuilt", game, exc_info=True)
 
     async def refresh_all(self, games: Sequence[str]) -> None:
         """Build the boards of ``games`` now (at start, so listeners have every board)."""

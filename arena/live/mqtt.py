@@ -34,6 +34,7 @@ from typing import Any
 import aiomqtt
 
 from arena.live import mqtt_topics as topics
+from arena.outages import Outage
 from protocol.messages import Event, Snapshot
 
 log = logging.getLogger(__name__)
@@ -183,6 +184,10 @@ class MqttPublisher:
         self._rejected = 0
         self._last_error: str | None = None
         self._warned_drops = False
+        # A warning, not an error: the arena plays on without its broker.
+        self._outage = Outage(
+            log, f"the MQTT publisher to {self._address.url}", level=logging.WARNING
+        )
         # First in the retained table, so it is the first thing sent on every connect.
         self._outbox.remember(_Outgoing(status_topic, ONLINE, 1, True))
 
@@ -321,20 +326,18 @@ class MqttPublisher:
 
     async def _run(self) -> None:
         delay = self._reconnect_min_s
-        failures = 0
         while not self._stopping.is_set():
             try:
                 async with self._new_client() as client:
-                    self._on_connected(failures)
-                    failures, delay = 0, self._reconnect_min_s
+                    self._on_connected()
+                    delay = self._reconnect_min_s
                     await self._session(client)
                     # Clean shutdown: the will is not sent on DISCONNECT, so say it ourselves.
                     await client.publish(self._status_topic, OFFLINE, qos=1, retain=True)
                     self._published += 1
                 return
             except Exception as exc:  # whatever it was, the arena plays on
-                failures += 1
-                self._on_failure(exc, failures, delay)
+                self._on_failure(exc)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
                     await self._stopping.wait()
@@ -351,34 +354,21 @@ class MqttPublisher:
             clean_session=True,
         )
 
-    def _on_connected(self, failures: int) -> None:
+    def _on_connected(self) -> None:
         self._connections += 1
         self._connected.set()
         self._warned_drops = False
         self._outbox.resend_retained()
-        if self._connections == 1 and failures == 0:
+        if self._outage.succeeded():
+            if self._outbox.dropped:
+                log.warning("MQTT: %d messages were dropped so far", self._outbox.dropped)
+        elif self._connections == 1:
             log.info("MQTT connected to %s", self._address.url)
-        else:
-            log.warning(
-                "MQTT connected to %s again; %d messages were dropped so far",
-                self._address.url,
-                self._outbox.dropped,
-            )
 
-    def _on_failure(self, exc: Exception, failures: int, delay: float) -> None:
-        was_connected = self._connected.is_set()
+    def _on_failure(self, exc: Exception) -> None:
         self._connected.clear()
         self._last_error = f"{type(exc).__name__}: {exc}"
-        # One warning per outage; the retries only at debug level, to keep the log readable.
-        level = logging.WARNING if was_connected or failures == 1 else logging.DEBUG
-        log.log(
-            level,
-            "MQTT broker %s unavailable (%s); the arena keeps playing, retrying in %.1f s",
-            self._address.url,
-            self._last_error,
-            delay,
-            exc_info=not isinstance(exc, aiomqtt.MqttError),
-        )
+        self._outage.failed(exc)
 
     async def _session(self, client: aiomqtt.Client) -> None:
         """Drain the outbox until stopping (then return) or the connection fails (raise)."""

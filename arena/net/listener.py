@@ -191,15 +191,33 @@ class Listener:
             return int(self._tls_sockets[0].getsockname()[1])
         raise RuntimeError("the listener is not started")
 
-    async def start(self) -> None:
-        """Bind and listen; raises ``OSError`` when the address cannot be used."""
+    async def bind(self) -> None:
+        """Take the port without accepting yet; raises ``OSError`` when it cannot be used.
+
+        The server binds before it opens the database, so a port in use fails the start
+        before anything is created or touched.
+        """
         loop = asyncio.get_running_loop()
         if self.ssl_context is None:
             self._server = await loop.create_server(
-                lambda: _RequestReader(self), self.host, self.requested_port
+                lambda: _RequestReader(self),
+                self.host,
+                self.requested_port,
+                start_serving=False,
             )
             return
+        # asyncio's ssl server drops a plain-HTTP connection without a reply, so the TLS
+        # port runs its own accept loop (``_accept``) that answers it with a 400.
         self._tls_sockets = await _bind(self.host, self.requested_port)
+
+    async def start(self) -> None:
+        """Accept connections on the bound port (binding first if ``bind`` was not called)."""
+        if self._server is None and not self._tls_sockets:
+            await self.bind()
+        if self._server is not None:
+            await self._server.start_serving()
+            return
+        loop = asyncio.get_running_loop()
         self._accepting = [loop.create_task(self._accept(sock)) for sock in self._tls_sockets]
 
     def close(self) -> None:

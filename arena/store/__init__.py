@@ -8,7 +8,7 @@ node (``claim_node``) and reports its ``health`` (``StoreHealth``).
 """
 
 from arena.store.engine import DEFAULT_URL
-from arena.store.health import HealthState, StoreHealth
+from arena.store.health import HealthState, StoreHealth, database_outage
 from arena.store.records import (
     BotRecord,
     LeaderboardRow,
@@ -32,4 +32,5 @@ __all__ = [
     "RatingHistoryEntry",
     "Store",
     "StoreHealth",
+    "database_outage",
 ]

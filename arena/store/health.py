@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
+
+from arena.outages import SUMMARY_EVERY_S, Outage
+from arena.outages import one_line as one_line  # the store's modules take it from here
 
 log = logging.getLogger("arena.store")
-
-SUMMARY_EVERY_S = 60.0
-"""How often a degraded store logs a summary line."""
 
 WRITES = "writes"
 """The group commit's source name."""
@@ -141,16 +142,47 @@ def describe_failure(error: BaseException) -> str:
     return one_line(error)
 
 
-def one_line(error: BaseException, limit: int = 200) -> str:
-    """``Type: first line of the message``, cut to ``limit`` characters."""
-    lines = str(error).strip().splitlines()
-    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def database_outage(log: logging.Logger, what: str, **options: Any) -> Outage:
+    """An ``Outage`` of a background task that reads or writes the database: its lines
+    give reasons such as ``database unreachable`` (``options``: ``Outage``'s)."""
+    return Outage(log, what, describe=describe_failure, **options)
 
 
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes} min {secs} s" if minutes else f"{seconds:.1f} s"
+class _StoreOutage(Outage):
+    """The store's outage: its lines say what waits to be written and what was."""
+
+    def __init__(self, pending: Callable[[], Pending], **options: Any) -> None:
+        super().__init__(log, "store", describe=describe_failure, **options)
+        self._pending = pending
+        self.written = Pending()
+
+    def started(self, error: BaseException, source: str) -> None:
+        self.written = Pending()
+        self.log.error(
+            "store degraded: %s; %s waiting, retried with backoff (the %s failed with %s)",
+            self.reason,
+            self._pending(),
+            source,
+            one_line(error),
+        )
+
+    def still(self, lasted: str, window: str) -> None:
+        self.log.warning(
+            "store still degraded after %s: %s; %d failed attempts in the last %s; %s waiting",
+            lasted,
+            self.reason,
+            self.attempts_since_summary,
+            window,
+            self._pending(),
+        )
+
+    def ended(self, lasted: str) -> None:
+        self.log.warning(
+            "store recovered after %s and %d failed attempts: committed %s that were waiting",
+            lasted,
+            self.attempts,
+            self.written,
+        )
 
 
 class HealthMonitor:
@@ -163,17 +195,10 @@ class HealthMonitor:
         summary_every_s: float = SUMMARY_EVERY_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._pending = pending
-        self._summary_every_s = summary_every_s
-        self._clock = clock
+        self._outage = _StoreOutage(pending, summary_every_s=summary_every_s, clock=clock)
         self._failing: dict[str, BaseException] = {}
         self._health = StoreHealth(HealthState.OK, "", datetime.now(UTC))
         self._listeners: list[HealthListener] = []
-        self._degraded_at = 0.0
-        self._attempts = 0
-        self._attempts_since_summary = 0
-        self._summary_at = 0.0
-        self._written = Pending()
 
     @property
     def health(self) -> StoreHealth:
@@ -190,37 +215,13 @@ class HealthMonitor:
         if self._health.state is HealthState.LEASE_LOST:
             return
         self._failing[source] = error
-        now = self._clock()
-        reason = describe_failure(error)
+        self._outage.failed(error, source)
+        reason = self._outage.reason
         if self._health.state is HealthState.OK:
-            self._degraded_at = self._summary_at = now
-            self._attempts = self._attempts_since_summary = 0
-            self._written = Pending()
-            log.error(
-                "store degraded: %s; %s waiting, retried with backoff (the %s failed with %s)",
-                reason,
-                self._pending(),
-                source,
-                one_line(error),
-            )
-            log.debug("the first failure of the %s", source, exc_info=error)
             self._change(HealthState.DEGRADED, reason)
         elif reason != self._health.reason:
             # The same state for another cause: the snapshot says the current one.
             self._health = StoreHealth(HealthState.DEGRADED, reason, self._health.since)
-        self._attempts += 1
-        self._attempts_since_summary += 1
-        if now - self._summary_at >= self._summary_every_s:
-            log.warning(
-                "store still degraded after %s: %s; %d failed attempts in the last %s; %s waiting",
-                _duration(now - self._degraded_at),
-                reason,
-                self._attempts_since_summary,
-                _duration(now - self._summary_at),
-                self._pending(),
-            )
-            self._summary_at = now
-            self._attempts_since_summary = 0
 
     def succeeded(self, source: str, written: Pending | None = None) -> None:
         """``source``'s latest attempt succeeded, committing ``written``."""
@@ -228,15 +229,10 @@ class HealthMonitor:
         if self._health.state is not HealthState.DEGRADED:
             return
         if written is not None:
-            self._written += written
+            self._outage.written += written
         if self._failing:
             return
-        log.warning(
-            "store recovered after %s and %d failed attempts: committed %s that were waiting",
-            _duration(self._clock() - self._degraded_at),
-            self._attempts,
-            self._written,
-        )
+        self._outage.succeeded()
         self._change(HealthState.OK, "")
 
     def lease_lost(self, reason: str) -> None:

@@ -40,6 +40,10 @@ LEASE_S = 10.0
 HEARTBEAT_S = 3.0
 """How often a node renews its lease: three tries before it could expire."""
 
+HEARTBEAT_LATE_S = 2 * HEARTBEAT_S
+"""A node whose last heartbeat is older than this has missed one: it may be dead (its
+lease, judged on another machine, still runs for a while); no bot is sent there."""
+
 ABORTED = "aborted"
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
 
@@ -122,6 +126,11 @@ def is_gone(node: Node, me: Identity, now: datetime) -> bool:
         if node.pid_start is not None:
             return False  # exactly that process still runs
     return utc(node.expires_at) <= now
+
+
+def heartbeat_late(node: Node, now: datetime) -> bool:
+    """True when ``node`` has missed a heartbeat (``HEARTBEAT_LATE_S``), by ``now``."""
+    return now - utc(node.heartbeat_at) > timedelta(seconds=HEARTBEAT_LATE_S)
 
 
 async def db_now(session: AsyncSession) -> datetime:

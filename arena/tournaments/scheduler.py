@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from arena.play.lobby import Lobby, Pairing
 from arena.play.match import Match, Spawn
 from arena.play.registry import MatchRegistry
-from arena.store import Store
+from arena.store import Store, database_outage
 from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
@@ -130,6 +130,7 @@ class TournamentScheduler:
         self._publishing: set[int] = set()
         self._wake = asyncio.Event()
         self._stopped = False
+        self._outage = database_outage(log, "the tournament scheduler reading the database")
         self._adopting = asyncio.Lock()
         """Held while tournaments are read in: a refresh must not adopt one twice."""
 
@@ -160,8 +161,10 @@ class TournamentScheduler:
             if time.monotonic() >= next_refresh:
                 try:
                     await self.refresh()
-                except Exception:
-                    log.exception("reading the tournaments failed; retrying")
+                except Exception as exc:  # logged as an outage: a line, not a traceback a pass
+                    self._outage.failed(exc)
+                else:
+                    self._outage.succeeded()
                 next_refresh = time.monotonic() + self._refresh_s
             self._pass()
             with contextlib.suppress(TimeoutError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 import urllib.request
 from pathlib import Path
@@ -77,6 +78,16 @@ class Node:
     async def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL after 20 s); the exit status."""
         return None if self._proc is None else await terminate(self._proc)
+
+    def pause(self) -> None:
+        """SIGSTOP: the node stops answering and renewing its lease (as if cut off)."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause``."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGCONT)
 
     async def kill(self) -> None:
         """SIGKILL: the node dies without a word to anyone."""

@@ -108,7 +108,7 @@ def _bots_parsers() -> dict[str, argparse.ArgumentParser]:
 def test_every_bots_option_is_explained_in_help_and_in_the_docs() -> None:
     docs = DOCS.read_text(encoding="utf-8").splitlines()
     parsers = _bots_parsers()
-    assert set(parsers) == {"add", "list", "remove", "token"}
+    assert set(parsers) == {"add", "list", "register", "remove", "token"}
     for name, parser in parsers.items():
         lines = [line for line in docs if f"| `arena bots {name}" in line]
         assert lines, f"bots {name} has no line in the docs/bots.md table"

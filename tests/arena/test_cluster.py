@@ -208,6 +208,28 @@ async def test_a_bot_that_says_hello_to_another_node_is_redirected_to_its_match(
         await x.ws.close()
 
 
+async def test_no_bot_is_redirected_to_a_node_whose_heartbeat_is_late(
+    db: str, tmp_path: Path
+) -> None:
+    tokens = add_bots(db, tmp_path / "tokens", "x", "o")
+    async with Node(tmp_path, db, "a") as a, Node(tmp_path, db, "b") as b:
+        x, o = [await Bot.login(a.url, name, tokens[name]) for name in ("x", "o")]
+        await pair_up(x, o, game="connect4")
+        await wait_for_rows(db, "SELECT id FROM matches WHERE status = 'live' AND node_id = 'a'")
+        await o.ws.close()
+        a.pause()  # on this machine a stopped process keeps its lease: only its heartbeat says
+        try:
+            late = "SELECT id FROM nodes WHERE id = 'a' AND heartbeat_at < clock_timestamp()"
+            await wait_for_rows(db, f"{late} - interval '6.5 seconds'", timeout=30)
+            # On b, o is welcomed (it may play there), not sent to a node that may be dead.
+            again = await Bot.login(b.url, "o", tokens["o"])
+            await again.ws.close()
+            assert "not redirecting o to node a: its heartbeat is late" in b.log()
+        finally:
+            a.resume()
+        await x.ws.close()
+
+
 @pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed")
 async def test_spectators_elsewhere_see_a_dead_node_s_match_end_aborted(
     db: str, tmp_path: Path

@@ -3,7 +3,9 @@ record is the API's view of that match plus the ratings going in, in both format
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -90,3 +92,30 @@ async def test_export_refusals_are_one_line(server: ArenaServer) -> None:
     assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
     bad_date = export(db, "--game", "connect4", "--since", "yesterday")
     assert bad_date.returncode == 2 and "expected an ISO date" in bad_date.stderr
+
+
+async def test_export_with_only_a_server_writes_the_same_lines(
+    server: ArenaServer, start_match: Any
+) -> None:
+    db = server.store.engine.url.render_as_string(hide_password=False)
+    first = await start_match("alice", "bob", game="connect4")
+    await play_out(first, [0, 0, 0, 0], [1, 1, 1])
+    second = await start_match("carol", "dave", game="connect4")
+    await play_out(second, [6, 6, 6, 6], [5, 5, 5])
+    third = await start_match("bob", "alice", game="connect4")
+    await play_out(third, [3, 3, 3, 3], [2, 2, 2])
+    url = f"ws://127.0.0.1:{server.port}"
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_DB"}
+    for options in (["--bot", "alice"], ["--format", "moves"], ["--since", "2000-01-01"]):
+        command = [sys.executable, "-m", "arena", "export", "--game", "connect4", *options]
+        remote = await asyncio.to_thread(  # the server answers meanwhile
+            subprocess.run, [*command, "--server", url], capture_output=True, text=True, env=env
+        )
+        local = export(db, "--game", "connect4", *options)
+        assert remote.returncode == 0, remote.stderr
+        assert remote.stdout == local.stdout and remote.stdout.count("\n") >= 2, options
+    assert [json.loads(line)["id"] for line in remote.stdout.splitlines()] == [
+        first.match_id,
+        second.match_id,
+        third.match_id,
+    ]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +13,7 @@ import numpy as np
 import pytest
 
 from arena.cli.main import main as arena_main
-from arena.cli.ratings import http_base
+from arena.cli.remote import http_base
 from arena.server import ArenaServer
 from arena.stats import elo_interval
 from arena.stats.elo import Z95
@@ -166,3 +169,36 @@ def test_a_server_address_of_another_kind_is_refused(
     db = str(tmp_path / "arena.db")
     assert arena_main(["leaderboard", "--db", db, "--server", "ftp://127.0.0.1"]) == 2
     assert "expected http://, https://, ws:// or wss://" in capsys.readouterr().err
+
+
+def arena_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m arena ARGS`` with no ``$ARENA_DB`` (a bot author's machine)."""
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_DB"}
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+
+
+async def test_leaderboard_and_h2h_with_only_a_server_print_what_the_database_does(
+    rated_server: ArenaServer, tmp_path: Path
+) -> None:
+    db = rated_server.store.engine.url.render_as_string(hide_password=False)
+    url = f"ws://127.0.0.1:{rated_server.port}"
+    for command in (["leaderboard", "--game", GAME], ["h2h", "alice", "bob", "--game", GAME]):
+        remote, local = await asyncio.gather(
+            asyncio.to_thread(arena_cli, *command, "--server", url),
+            asyncio.to_thread(arena_cli, *command, "--server", url, "--db", db),
+        )
+        assert remote.returncode == 0, remote.stderr
+        assert remote.stdout == local.stdout and "alice" in remote.stdout
+    # No database read or created where the author runs it; errors are the server's own.
+    unknown = await asyncio.to_thread(arena_cli, "h2h", "alice", "nobody", "--server", url)
+    assert unknown.returncode == 2 and "no such bot: nobody" in unknown.stderr
+    assert "Traceback" not in unknown.stderr and "arena.db" not in unknown.stderr
+    gone = await asyncio.to_thread(arena_cli, "leaderboard", "--server", "http://127.0.0.1:9")
+    assert gone.returncode == 2 and "cannot reach the server" in gone.stderr

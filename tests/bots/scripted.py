@@ -95,14 +95,15 @@ Script = Callable[[Peer], Awaitable[None]]
 class ScriptedServer:
     """Runs ``script(peer)`` for each connection; ``peers`` lists them in order."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, port: int = 0) -> None:
         self.script = script
+        self.port = port
         self.peers: list[Peer] = []
         self.failures: list[BaseException] = []
         self._running: list[asyncio.Event] = []
 
     async def __aenter__(self) -> ScriptedServer:
-        self._server = await serve(self._handle, "127.0.0.1", 0, compression=None)
+        self._server = await serve(self._handle, "127.0.0.1", self.port, compression=None)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bots import make_strategy, make_strategy_from_spec
+from bots import client_route, make_strategy, make_strategy_from_spec
 from bots.budget import Budget
 from bots.client import (
     Backoff,
@@ -36,12 +36,14 @@ from protocol.messages import (
     ErrorCode,
     Hello,
     Move,
+    Redirect,
     Seek,
 )
 from tests.bots.scripted import (
     TC,
     TOKEN,
     Peer,
+    ScriptedServer,
     config,
     end_match,
     free_port,
@@ -292,6 +294,84 @@ async def test_stop_interrupts_the_reconnect_wait() -> None:
     summary = await asyncio.wait_for(task, 10)
     assert time.monotonic() - started < 10.0  # not the 30 s backoff (bounded generously)
     assert summary.connections == 0 and not summary.reports
+
+
+class RecordedBackoff(Backoff):
+    """A ``Backoff`` without jitter that records the delays it gave."""
+
+    def __init__(self) -> None:
+        super().__init__(initial=0.01, maximum=10.0, jitter=0.0)
+        self.delays: list[float] = []
+
+    def next_delay(self) -> float:
+        delay = super().next_delay()
+        self.delays.append(delay)
+        return delay
+
+
+async def test_a_redirect_resets_the_backoff(scripted: Any) -> None:
+    # The node redirects to a node that is dead (as a node whose lease has not run out
+    # yet): each redirect is an answer from a live server, so the wait after the failed
+    # attempt starts from the initial delay again, rather than growing to its cap.
+    dead = f"ws://127.0.0.1:{free_port()}"
+
+    async def script(peer: Peer) -> None:
+        await peer.expect(Hello)
+        await peer.send(Redirect(url=dead, match_id=None, reason="scripted"))
+        await peer.client_close_code()
+
+    server = await scripted(script)
+    backoff = RecordedBackoff()
+    client = BotClient(config(server.url), python_mcts(), backoff=backoff)
+    task = asyncio.create_task(client.run())
+    async with asyncio.timeout(15):
+        while len(server.peers) < 6:
+            await asyncio.sleep(0.01)
+    client.stop()
+    await asyncio.wait_for(task, 10)
+    assert len(backoff.delays) >= 5
+    assert set(backoff.delays) == {0.01}, backoff.delays
+
+
+async def test_a_bot_that_failed_over_goes_back_to_its_first_url_once_it_answers(
+    scripted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client_route, "HOME_PROBE_S", 0.05)
+    home_port = free_port()  # the bot's first node: down when it starts
+    home_up = asyncio.Event()
+
+    async def fallback(peer: Peer) -> None:
+        await peer.handshake()
+        await peer.expect(Seek)
+        await home_up.wait()  # the home node restarted while the bot played here
+        await asyncio.sleep(0.3)  # a few probes' time
+        state = await start_match(peer, "m1", "tictactoe", you=0)
+        await referee(peer, "m1", state, you=0)
+        await end_match(peer, "m1", 0, "line")
+        await peer.client_close_code()
+
+    async def home(peer: Peer) -> None:
+        await peer.handshake()
+        await peer.expect(Seek)  # it seeks here now
+        await peer.client_close_code()
+
+    other = await scripted(fallback)
+    client = BotClient(
+        config(f"ws://127.0.0.1:{home_port}", fallback_urls=(other.url,), games=2),
+        python_mcts(),
+    )
+    task = asyncio.create_task(client.run())
+    async with asyncio.timeout(10):
+        while not other.peers:
+            await asyncio.sleep(0.01)
+    async with ScriptedServer(home, port=home_port) as restarted:
+        home_up.set()
+        async with asyncio.timeout(10):
+            while not any(isinstance(m, Seek) for p in restarted.peers for m in p.received):
+                await asyncio.sleep(0.01)
+        client.stop()
+        await asyncio.wait_for(task, 10)
+    assert [r.match_id for r in client.summary.reports] == ["m1"]
 
 
 # Challenges ---------------------------------------------------------------------------------

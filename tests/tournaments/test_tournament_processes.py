@@ -359,3 +359,28 @@ def test_bots_stop_when_run_local_is_killed_and_the_run_resumes(tmp_path: Path) 
     )
     assert resumed.returncode == 0, resumed.stderr
     assert status_of(str(db), 1)["progress"]["counted"] == 6
+
+
+def test_bots_of_a_killed_run_local_die_with_it_without_a_shutdown(tmp_path: Path) -> None:
+    """They and their search workers are killed by the kernel (SIGKILL), not left to resign,
+    close or finish a warm-up for seconds (they got SIGHUP before, and workers nothing):
+    ``reaper.py`` inherits them and reads how they ended."""
+    db = tmp_path / "local.db"
+    command = [
+        sys.executable, "-m", "arena", "tournament", "run", "--db", str(db), "--game", "connect4",
+        "--games-per-pair", "6", "--move-ms", "1000", "--local", "alphabeta:time_ms=40",
+        "mcts:time_ms=200",
+    ]  # fmt: skip
+    reaper = Path(__file__).with_name("reaper.py")
+    done = subprocess.run(
+        [sys.executable, str(reaper), str(db), *command],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    ended = json.loads(done.stdout)
+    # Two bots and the MCTS bot's search workers, killed by the kernel as their parents died
+    # (the resource trackers exit by themselves once their bot is gone).
+    assert ended["signals"].count(signal.SIGKILL) >= 3, done
+    assert set(ended["signals"]) <= {signal.SIGKILL, None}, done
