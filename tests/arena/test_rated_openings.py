@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 
-from conftest import BotFactory, Client, ServerFactory
-
 from arena.play.lobby import Pairing
 from arena.play.rated_openings import RatedOpenings
 from arena.server import ArenaServer
@@ -23,6 +21,7 @@ from arena.store.pair_history import PairHistory, PairKey
 from arena.tournaments.openings import balanced_suite
 from protocol.games import Termination
 from protocol.messages import MatchEnd, MatchStart, TimeControl, YourTurn
+from tests.arena.conftest import BotFactory, Client, ServerFactory
 
 TC = {"move_ms": 2000, "bank_ms": 0}
 
