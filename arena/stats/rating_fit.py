@@ -64,7 +64,8 @@ class BotRating:
     rank_high: int
     """Worst rank the bot could honestly hold."""
     provisional: bool
-    """Too few games or too wide an interval to take the rating at face value."""
+    """Too few games or too wide an interval to take the rating at face value
+    (``arena.stats.ranks.PROVISIONAL_HINT``)."""
     group: int
     """Which group of bots connected by games it belongs to (0 = the largest)."""
 
@@ -179,6 +180,10 @@ def fit_ratings(
         strengths = fit_strengths(pairs, precision=(ELO_PER_LOG_ODDS / prior_sd) ** 2)
         rating, covariance = report_ratings(strengths, pairs, names, anchor, anchor_rating, weights)
     ci95 = Z95 * np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    # Each unordered pair that met appears once: a bot's degree is its count of opponents.
+    opponents = np.bincount(pairs.first, minlength=pairs.size) + np.bincount(
+        pairs.second, minlength=pairs.size
+    )
 
     order = sorted(range(pairs.size), key=lambda i: (-rating[i], names[i]))
     covariance = covariance[np.ix_(order, order)]
@@ -195,7 +200,9 @@ def fit_ratings(
             rank=position + 1,
             rank_low=ranges[position][0],
             rank_high=ranges[position][1],
-            provisional=is_provisional(int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95),
+            provisional=is_provisional(
+                int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95, int(opponents[i])
+            ),
             group=int(strengths.component[i]),
         )
         for position, i in enumerate(order)

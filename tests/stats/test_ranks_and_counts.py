@@ -57,3 +57,10 @@ def test_pentanomial_counts() -> None:
     assert pentanomial_counts([2.0, 2, 1.5, 0]) == (1, 0, 0, 1, 2)
     with pytest.raises(ValueError, match="pair score"):
         pentanomial_counts([2.5])
+
+
+def test_a_hundred_games_against_three_opponents_settle_a_wide_interval() -> None:
+    assert is_provisional(500, 250.0, opponents=2)
+    assert is_provisional(99, 250.0, opponents=3)
+    assert not is_provisional(100, 250.0, opponents=3)
+    assert is_provisional(100, 250.0, min_games=200, opponents=3)  # never weaker than min_games

@@ -226,3 +226,19 @@ def test_no_games_at_all() -> None:
     assert [r.rating for r in pair.ratings] == [1500.0, 1500.0]
     assert all(r.ci95 > 1000.0 and r.provisional and r.games == 0 for r in pair.ratings)
     assert pair.groups == 2
+
+
+def test_a_bot_that_beats_everyone_settles_after_a_hundred_games_against_three() -> None:
+    # "champ" wins every game: its interval stays wide (a one-sided score bounds it
+    # from one side only), yet 102 games against three opponents establish it.
+    rng = np.random.default_rng(7)
+    weak = simulate_pair_results(np.array([1400.0, 1500.0, 1600.0]), 300, rng)
+    sweep = [PairResult("champ", f"bot{i}", 34, 0, 0) for i in range(3)]
+    fit = fit_ratings([*weak, *sweep])
+    champ = fit.get("champ")
+    assert champ.games == 102 and champ.ci95 > 100.0
+    assert not champ.provisional
+    two = fit_ratings([*weak, PairResult("champ", "bot0", 51, 0, 0), PairResult("champ", "bot1", 51, 0, 0)])
+    assert two.get("champ").provisional  # two opponents are not enough
+    short = fit_ratings([*weak, *(PairResult("champ", f"bot{i}", 33, 0, 0) for i in range(3))])
+    assert short.get("champ").provisional  # 99 games are not enough
