@@ -107,31 +107,37 @@ def _fetch_online(server: str, game: str) -> dict[str, bool] | None:
 def leaderboard_table(
     board: Board, online: dict[str, bool] | None, accuracy: dict[str, AccuracyFigures] | None = None
 ) -> str:
-    """The leaderboard as a text table: rank range, ``rating ± ci95``, ``?`` when provisional;
-    with ``accuracy``, each bot's figures against perfect play too."""
-    rows = []
-    for line in board.shown.ratings:
-        span = str(line.rank_low)
-        if line.rank_high != line.rank_low:
-            span = f"{line.rank_low}-{line.rank_high}"
-        rows.append(
-            [
-                str(line.rank),
-                span,
-                line.name,
-                rating_cell(line.rating, line.ci95, line.provisional),
-                f"{board.elo[line.name]:.0f}",
-                str(line.games),
-                f"{line.wins}/{line.draws}/{line.losses}",
-                "-" if online is None else ("yes" if online.get(line.name) else "no"),
-            ]
-        )
-        if accuracy is not None:
-            rows[-1].extend(accuracy_cells(accuracy.get(line.name)))
-    header = ["rank", "range", "bot", "rating ± 95%", "elo", "games", "W/D/L", "online"]
+    """The leaderboard as text: one table per group of bots connected by games (the main
+    group first; any other under the line saying why), each with rank range,
+    ``rating ± ci95``, ``?`` when provisional; with ``accuracy``, each bot's figures
+    against perfect play too."""
+    header = ["rank", "range", "bot", "rating ± 95%", "games", "W/D/L", "online"]
     if accuracy is not None:
         header.extend(ACCURACY_HEADER)
-    return format_table(header, rows)
+    tables = []
+    for group in board.groups():
+        rows = []
+        for name in group["bots"]:
+            line = board.shown.get(name)
+            span = str(line.rank_low)
+            if line.rank_high != line.rank_low:
+                span = f"{line.rank_low}-{line.rank_high}"
+            rows.append(
+                [
+                    str(line.rank),
+                    span,
+                    line.name,
+                    rating_cell(line.rating, line.ci95, line.provisional),
+                    str(line.games),
+                    f"{line.wins}/{line.draws}/{line.losses}",
+                    "-" if online is None else ("yes" if online.get(line.name) else "no"),
+                ]
+            )
+            if accuracy is not None:
+                rows[-1].extend(accuracy_cells(accuracy.get(line.name)))
+        table = format_table(header, rows)
+        tables.append(table if group["note"] is None else f"{group['note']}\n{table}")
+    return "\n\n".join(tables)
 
 
 async def _leaderboard(url: str, game: str, server: str, with_accuracy: bool = False) -> int:
@@ -156,10 +162,11 @@ async def _leaderboard(url: str, game: str, server: str, with_accuracy: bool = F
 
 def format_board_legend(board: Board) -> str:
     """The line under the title: what the columns mean."""
+    from arena.stats.ranks import PROVISIONAL_HINT  # arena.stats is slow to import
+
     return (
-        "rating: fitted over all rated games (1500 = the average game), ± its 95% interval; "
-        "? = provisional; range: the ranks the intervals allow; elo: incremental"
-        + ("" if board.fit.groups <= 1 else f"; {board.fit.groups} separate groups")
+        "rating: fitted over all rated games (1500 = the group's average game), ± its 95% "
+        f"interval; range: the ranks the intervals allow; ? = {PROVISIONAL_HINT}"
     )
 
 

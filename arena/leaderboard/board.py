@@ -24,7 +24,7 @@ from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
-    from arena.stats import EloEstimate, PairResult, RatingFit
+    from arena.stats import BotRating, EloEstimate, PairResult, RatingFit
     from arena.stats.rating_fit import Weights
 
 DECIMALS = 1
@@ -44,15 +44,14 @@ class Board:
     """The fit over every rated game, removed bots included (their games inform the others)."""
     shown: RatingFit
     """``fit`` restricted to the bots on the board (active, rated), ranked among themselves."""
-    elo: dict[str, float]
-    """The incremental Elo of each bot on the board."""
     cells: tuple[PairResult, ...]
     """The rated games per ordered pair of seats the fit was made from."""
     version: int
     """Counts the boards built by one ``Leaderboards``; a new number means new numbers."""
 
     def entries(self, is_online: Callable[[str], bool]) -> list[LeaderboardEntry]:
-        """The wire rows, best first (``online`` asked now, the rest as of the read)."""
+        """The wire rows group by group (main group first), each group best first and ranked
+        on its own (``online`` asked now, the rest as of the read)."""
         return [
             LeaderboardEntry(
                 rank=line.rank,
@@ -67,10 +66,21 @@ class Board:
                 provisional=line.provisional,
                 rank_low=line.rank_low,
                 rank_high=line.rank_high,
-                elo=round(self.elo[line.name], DECIMALS),
                 group=line.group,
             )
             for line in self.shown.ratings
+        ]
+
+    def groups(self) -> list[dict[str, Any]]:
+        """The board's groups of bots connected by games, main group first: each group's
+        bots (best first) and the line that says why it stands apart (None for the main)."""
+        return [
+            {
+                "group": lines[0].group,
+                "bots": [line.name for line in lines],
+                "note": group_note(lines),
+            }
+            for lines in self.shown.by_group()
         ]
 
     def record(self, bot: str, opponent: str) -> tuple[int, int, int]:
@@ -105,6 +115,7 @@ class Board:
         if a not in names or b not in names:
             return None
         from arena.stats.elo import Z95
+
         i, j = names.index(a), names.index(b)
         covariance = self.fit.covariance
         variance = max(float(covariance[i, i] + covariance[j, j] - 2.0 * covariance[i, j]), 0.0)
@@ -161,6 +172,18 @@ class HeadToHead:
         }
 
 
+def group_note(lines: Sequence[BotRating]) -> str | None:
+    """Why a group of the board is its own table; None for the main group (group 0)."""
+    if lines[0].games == 0:
+        return "These bots have no rated games yet."
+    if lines[0].group == 0:
+        return None
+    return (
+        "These bots have not played anyone in the main group: they are ranked among "
+        "themselves, their ratings relative to their own average."
+    )
+
+
 def estimate_json(estimate: EloEstimate | None) -> dict[str, float] | None:
     """An ``EloEstimate`` as JSON: Elo and ±95% to a tenth, LOS as a fraction."""
     if estimate is None:
@@ -175,6 +198,7 @@ def estimate_json(estimate: EloEstimate | None) -> dict[str, float] | None:
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
     """``a`` against ``b`` on ``board``: W/D/L, ``elo_estimate`` and the fitted difference."""
     from arena.stats import elo_estimate
+
     wins, draws, losses = board.record(a, b)
     estimate = elo_estimate((losses, draws, wins)) if wins + draws + losses else None
     return HeadToHead(board.game, a, b, wins, draws, losses, estimate, board.difference(a, b))
@@ -190,6 +214,7 @@ def build_board(
     provisional rating rather than a missing line.
     """
     from arena.stats import PairResult, fit_ratings
+
     results = tuple(PairResult(*cell) for cell in cells)
     names = [row.bot for row in rows]
     fit = fit_ratings(results, bots=names, weights=WEIGHTS)
@@ -197,7 +222,6 @@ def build_board(
         game=game,
         fit=fit,
         shown=fit.only(names),
-        elo={row.bot: row.rating for row in rows},
         cells=results,
         version=version,
     )

@@ -1,7 +1,7 @@
 """Publishing live arena events to an MQTT broker, without ever slowing a match.
 
 The server calls plain (non-async) methods — ``match_started``, ``move``,
-``match_ended``, ``leaderboard`` — which serialize the payload to compact JSON
+``match_ended``, ``leaderboard``, ``rating`` — which serialize the payload to compact JSON
 and append it to a bounded outbox. They never wait and never raise because of
 the broker. A background task drains the outbox with aiomqtt. When the outbox
 is full the *oldest* message is dropped and counted: a live viewer wants the
@@ -227,6 +227,11 @@ class MqttPublisher:
         with self._guard("leaderboard"):
             payload = _json({"game": game, "entries": list(entries)})
             self._put(topics.leaderboard(game), payload, 1, True)
+
+    def rating(self, game: str, report: Mapping[str, Any]) -> None:
+        """Publish a rated match's ``rating`` report (QoS 1) on ``arena/v1/<game>/ratings``."""
+        with self._guard("rating"):
+            self._put(topics.ratings(game), _json(report), 1, False)
 
     def tournament_state(self, tournament_id: int, status: Mapping[str, Any]) -> None:
         """Retain a tournament's status object on ``arena/v1/tournament/<id>/state``."""

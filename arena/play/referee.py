@@ -47,7 +47,6 @@ from protocol.messages import (
     MatchEnd,
     MatchStart,
     Moved,
-    RatingChange,
     ServerMessage,
     Snapshot,
     TimeControl,
@@ -310,8 +309,8 @@ class Referee:
         elif now >= self._turn_deadline:
             self._flag(self.state.to_move)
 
-    def close(self, changes: tuple[RatingChange, ...]) -> MatchEnd:
-        """The decided ending is committed: send ``match_end`` (with ``changes``) to both."""
+    def close(self) -> MatchEnd:
+        """The decided ending is committed: send ``match_end`` to both."""
         ending = self.ending
         if ending is None or self.end is not None:
             raise RuntimeError("close() comes once, after the ending is decided")
@@ -323,7 +322,6 @@ class Referee:
             fault=None if ending.fault is None else ending.fault.value,
             faulty_player=ending.faulty_player,
             rated=ending.rated,
-            rating_changes=changes,
             reason=ending.reason,
         )
         self._send(0, self.end)

@@ -100,7 +100,9 @@ class RatingFit:
         """
         wanted = set(names)
         keep = [i for i, line in enumerate(self.ratings) if line.name in wanted]
-        lines, covariance = _ranked([self.ratings[i] for i in keep], self.covariance[np.ix_(keep, keep)])
+        lines, covariance = _ranked(
+            [self.ratings[i] for i in keep], self.covariance[np.ix_(keep, keep)]
+        )
         return replace(self, ratings=lines, covariance=covariance)
 
     def by_group(self) -> list[tuple[BotRating, ...]]:
@@ -237,8 +239,9 @@ def report_ratings(
     or games-weighted), the anchor's group to the anchor bot: ratings of
     different groups are never compared, so a stray group neither widens the
     main group's intervals nor gets intervals as wide as the prior. Bots
-    without games are referred to the main group. The reference is linear in θ, so with the contrast matrix A,
-    rating = anchor_rating + scale·A·θ and its covariance is scale²·A·C·Aᵀ.
+    without games are referred to the main group. The reference is linear in
+    θ, so with the contrast matrix A, rating = anchor_rating + scale·A·θ and
+    its covariance is scale²·A·C·Aᵀ.
     """
     size = len(names)
     share: FloatArray = _sum_games(pairs) if weights == "games" else np.ones(size)
@@ -289,7 +292,9 @@ def _ranked(
 ) -> tuple[tuple[BotRating, ...], FloatArray]:
     """``lines`` ordered by group, then best first, ranked within their group (rank ranges
     too): ratings of bots no games connect are never compared. ``covariance`` reordered."""
-    order = sorted(range(len(lines)), key=lambda i: (lines[i].group, -lines[i].rating, lines[i].name))
+    order = sorted(
+        range(len(lines)), key=lambda i: (lines[i].group, -lines[i].rating, lines[i].name)
+    )
     covariance = covariance[np.ix_(order, order)]
     ranked: list[BotRating] = []
     start = 0
