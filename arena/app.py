@@ -103,7 +103,9 @@ class ArenaApp:
 
     def _publish_board(self, board: Board) -> None:
         if self.publisher is not None:
-            self.publisher.leaderboard(board.game, self.server.api.board_json(board))
+            self.publisher.leaderboard(
+                board.game, self.server.api.board_json(board), board.groups()
+            )
 
     async def stop(self, reason: str = "server shutting down") -> None:
         """Shut the server down (live matches aborted, unrated), then flush MQTT. Idempotent."""

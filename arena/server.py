@@ -360,6 +360,7 @@ class ArenaServer:
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
+            fitted=leaderboards.rating_of,
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
         )
         cluster = None

@@ -145,6 +145,16 @@ class Leaderboards:
         self._schedule(game, slot)
         return await waiter
 
+    def rating_of(self, bot: str, game: str) -> float | None:
+        """``bot``'s rating on the board last built for ``game``; None if not on it (or none)."""
+        board = self.cached(game)
+        if board is None:
+            return None
+        try:
+            return board.shown.get(bot).rating
+        except KeyError:
+            return None
+
     def listen(self, callback: Callable[[Board], None]) -> None:
         """Call ``callback(board)`` with every board built from now on, and the cached ones now.
 

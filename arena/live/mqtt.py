@@ -222,10 +222,16 @@ class MqttPublisher:
             self._put(game_topic, payload, 1, False)
             self._put(state_topic, b"", 1, True)
 
-    def leaderboard(self, game: str, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Retain a game's leaderboard (best first) on ``arena/v1/<game>/leaderboard``."""
+    def leaderboard(
+        self,
+        game: str,
+        entries: Sequence[Mapping[str, Any]],
+        groups: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """Retain a game's leaderboard (``/api/leaderboard``'s body: rows group by group,
+        each best first, and the ``groups``) on ``arena/v1/<game>/leaderboard``."""
         with self._guard("leaderboard"):
-            payload = _json({"game": game, "entries": list(entries)})
+            payload = _json({"game": game, "entries": list(entries), "groups": list(groups)})
             self._put(topics.leaderboard(game), payload, 1, True)
 
     def rating(self, game: str, report: Mapping[str, Any]) -> None:

@@ -252,7 +252,7 @@ def test_a_bot_that_beats_everyone_settles_after_a_hundred_games_against_three()
     champ = fit.get("champ")
     assert champ.games == 102 and champ.ci95 > 100.0
     assert not champ.provisional
-    two = fit_ratings([*weak, PairResult("champ", "bot0", 51, 0, 0), PairResult("champ", "bot1", 51, 0, 0)])
+    two = fit_ratings([*weak, *(PairResult("champ", f"bot{i}", 51, 0, 0) for i in range(2))])
     assert two.get("champ").provisional  # two opponents are not enough
     short = fit_ratings([*weak, *(PairResult("champ", f"bot{i}", 33, 0, 0) for i in range(3))])
     assert short.get("champ").provisional  # 99 games are not enough
