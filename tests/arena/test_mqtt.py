@@ -365,7 +365,7 @@ async def test_broker_restart_calls_stay_fast_and_retained_topics_come_back(
             )
             assert rec.on(topics.STATUS_TOPIC) == [Received(topics.STATUS_TOPIC, b"online", True)]
             assert payloads(rec.on(topics.leaderboard(GAME))) == [
-                {"game": GAME, "entries": [{"rank": 1, "bot": "alice"}]}
+                {"game": GAME, "entries": [{"rank": 1, "bot": "alice"}], "groups": []}
             ]
 
 
