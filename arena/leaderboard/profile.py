@@ -121,7 +121,7 @@ class BotProfiles:
         line = board.fit.get(name) if _in_fit(board, name) else None
         shown = next((row for row in board.shown.ratings if row.name == name), None)
         # Ranked within its group: "3 of 5" counts the bots it can be compared with.
-        group = [row for row in board.shown.ratings if shown is not None and row.group == shown.group]
+        group = [r for r in board.shown.ratings if shown is not None and r.group == shown.group]
         path = await self._path(board, name, played) if line is not None else []
         # The board may be a moment older than the game list: its point is the last.
         stamps = [result.ended_at for result in played]
