@@ -26,7 +26,7 @@ from arena.analysis.figures import (
     accuracy_figures,
 )
 from arena.cli.common import DEFAULT_SERVER, Subparsers, open_store
-from arena.cli.tables import format_table, rating_cell
+from arena.cli.tables import grouped_tables, rating_cell
 from arena.errors import ArenaError
 from arena.leaderboard import Board, HeadToHead, build_board, head_to_head
 from arena.store import Store
@@ -114,30 +114,25 @@ def leaderboard_table(
     header = ["rank", "range", "bot", "rating ± 95%", "games", "W/D/L", "online"]
     if accuracy is not None:
         header.extend(ACCURACY_HEADER)
-    tables = []
-    for group in board.groups():
-        rows = []
-        for name in group["bots"]:
-            line = board.shown.get(name)
-            span = str(line.rank_low)
-            if line.rank_high != line.rank_low:
-                span = f"{line.rank_low}-{line.rank_high}"
-            rows.append(
-                [
-                    str(line.rank),
-                    span,
-                    line.name,
-                    rating_cell(line.rating, line.ci95, line.provisional),
-                    str(line.games),
-                    f"{line.wins}/{line.draws}/{line.losses}",
-                    "-" if online is None else ("yes" if online.get(line.name) else "no"),
-                ]
-            )
-            if accuracy is not None:
-                rows[-1].extend(accuracy_cells(accuracy.get(line.name)))
-        table = format_table(header, rows)
-        tables.append(table if group["note"] is None else f"{group['note']}\n{table}")
-    return "\n\n".join(tables)
+
+    def row(entry: dict[str, Any]) -> list[str]:
+        low, high = entry["rank_low"], entry["rank_high"]
+        cells = [
+            str(entry["rank"]),
+            str(low) if low == high else f"{low}-{high}",
+            entry["bot"],
+            rating_cell(entry["rating"], entry["ci95"], entry["provisional"]),
+            str(entry["games"]),
+            f"{entry['wins']}/{entry['draws']}/{entry['losses']}",
+            "-" if online is None else ("yes" if entry["online"] else "no"),
+        ]
+        if accuracy is not None:
+            cells.extend(accuracy_cells(accuracy.get(entry["bot"])))
+        return cells
+
+    is_online = (lambda _: False) if online is None else (lambda bot: online.get(bot, False))
+    entries = [entry.to_dict() for entry in board.entries(is_online)]
+    return grouped_tables(header, entries, row)
 
 
 async def _leaderboard(url: str, game: str, server: str, with_accuracy: bool = False) -> int:

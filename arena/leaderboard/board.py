@@ -24,7 +24,7 @@ from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
-    from arena.stats import BotRating, EloEstimate, PairResult, RatingFit
+    from arena.stats import EloEstimate, PairResult, RatingFit
     from arena.stats.rating_fit import Weights
 
 DECIMALS = 1
@@ -78,7 +78,7 @@ class Board:
             {
                 "group": lines[0].group,
                 "bots": [line.name for line in lines],
-                "note": group_note(lines),
+                "note": group_note(lines[0].group, lines[0].games),
             }
             for lines in self.shown.by_group()
         ]
@@ -172,11 +172,12 @@ class HeadToHead:
         }
 
 
-def group_note(lines: Sequence[BotRating]) -> str | None:
-    """Why a group of the board is its own table; None for the main group (group 0)."""
-    if lines[0].games == 0:
+def group_note(group: int, games: int) -> str | None:
+    """Why group ``group`` of a board is its own table (``games``: one member's rated games;
+    a group without games is the bots that have none); None for the main group (0)."""
+    if games == 0:
         return "These bots have no rated games yet."
-    if lines[0].group == 0:
+    if group == 0:
         return None
     return (
         "These bots have not played anyone in the main group: they are ranked among "

@@ -139,7 +139,7 @@ class BotProfiles:
             "rank_low": None if shown is None else shown.rank_low,
             "rank_high": None if shown is None else shown.rank_high,
             "bots": len(group),
-            "group_note": group_note(group) if group else None,
+            "group_note": None if shown is None else group_note(shown.group, shown.games),
             "history": [_point_json(point, stamps) for point in path],
             "opponents": _opponents_json(board, name),
         }

@@ -61,7 +61,7 @@ async def test_a_stray_pair_is_its_own_table_on_every_channel(
     assert stray[0].ci95 < 300.0  # what six games say, not the prior's ±2000
     expected_groups = [
         {"group": 0, "bots": [line.name for line in fit.ratings if line.group == 0], "note": None},
-        {"group": 1, "bots": PAIR, "note": group_note(stray)},
+        {"group": 1, "bots": PAIR, "note": group_note(1, stray[0].games)},
     ]
     assert "not played anyone in the main group" in str(expected_groups[1]["note"])
 

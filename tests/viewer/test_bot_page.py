@@ -133,7 +133,7 @@ async def test_bots_no_games_connect_get_a_table_of_their_own(
         await expect(tables).to_have_count(2)
         main, stray = tables.nth(0), tables.nth(1)
         await expect(main.locator(".group-note")).to_have_count(0)
-        await expect(stray.locator(".group-note")).to_have_text(str(group_note(pair)))
+        await expect(stray.locator(".group-note")).to_have_text(str(group_note(1, pair[0].games)))
         await expect(stray.locator(".group-note")).to_contain_text("not played anyone in the main")
         main_rows = await main.locator("tbody tr").all()
         main_bots = [await row.get_attribute("data-bot") for row in main_rows]
@@ -150,6 +150,6 @@ async def test_bots_no_games_connect_get_a_table_of_their_own(
         await page.goto(f"http://127.0.0.1:{server.port}/bots/delta")
         facts = page.locator('.bot-game[data-game="connect4"] .bot-facts')
         await expect(facts).to_contain_text("1 of 2")
-        await expect(facts.locator(".group-note")).to_have_text(str(group_note(pair)))
+        await expect(facts.locator(".group-note")).to_have_text(str(group_note(1, pair[0].games)))
     finally:
         await server.shutdown()
