@@ -24,7 +24,7 @@ from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
-    from arena.stats import EloEstimate, PairResult, RatingFit
+    from arena.stats import BotRating, EloEstimate, PairResult, RatingFit
     from arena.stats.rating_fit import Weights
 
 DECIMALS = 1
@@ -52,24 +52,15 @@ class Board:
     def entries(self, is_online: Callable[[str], bool]) -> list[LeaderboardEntry]:
         """The wire rows group by group (main group first), each group best first and ranked
         on its own (``online`` asked now, the rest as of the read)."""
-        return [
-            LeaderboardEntry(
-                rank=line.rank,
-                bot=line.name,
-                rating=round(line.rating, DECIMALS),
-                games=line.games,
-                wins=line.wins,
-                draws=line.draws,
-                losses=line.losses,
-                online=is_online(line.name),
-                ci95=round(line.ci95, DECIMALS),
-                provisional=line.provisional,
-                rank_low=line.rank_low,
-                rank_high=line.rank_high,
-                group=line.group,
-            )
-            for line in self.shown.ratings
-        ]
+        return [_entry(line, is_online(line.name)) for line in self.shown.ratings]
+
+    def entry(self, bot: str, is_online: Callable[[str], bool]) -> LeaderboardEntry | None:
+        """``bot``'s row of ``entries`` (None when it is not on the board), built alone."""
+        try:
+            line = self.shown.get(bot)
+        except KeyError:
+            return None
+        return _entry(line, is_online(bot))
 
     def groups(self) -> list[dict[str, Any]]:
         """The board's groups of bots connected by games, main group first: each group's
@@ -170,6 +161,25 @@ class HeadToHead:
                 "los": self.fitted.los,
             },
         }
+
+
+def _entry(line: BotRating, online: bool) -> LeaderboardEntry:
+    """A board line as its wire row, rounded to ``DECIMALS``."""
+    return LeaderboardEntry(
+        rank=line.rank,
+        bot=line.name,
+        rating=round(line.rating, DECIMALS),
+        games=line.games,
+        wins=line.wins,
+        draws=line.draws,
+        losses=line.losses,
+        online=online,
+        ci95=round(line.ci95, DECIMALS),
+        provisional=line.provisional,
+        rank_low=line.rank_low,
+        rank_high=line.rank_high,
+        group=line.group,
+    )
 
 
 def group_note(group: int, games: int) -> str | None:

@@ -66,8 +66,9 @@ class RatingNotices:
     async def report(self, game: str, match_id: str, players: tuple[str, str]) -> RatingReport:
         """The players' rows on the first board read from now on."""
         board = await self._leaderboards.fresh(game)
-        rows = {entry.bot: entry for entry in board.entries(self._is_online)}
-        entries = tuple(rows[bot] for bot in dict.fromkeys(players) if bot in rows)
+        # Only the two rows: a board of thousands of bots is not rebuilt per result.
+        rows = (board.entry(bot, self._is_online) for bot in dict.fromkeys(players))
+        entries = tuple(row for row in rows if row is not None)
         return RatingReport(match_id=match_id, game=game, entries=entries)
 
     async def _report(self, game: str, match_id: str, players: tuple[str, str]) -> None:
