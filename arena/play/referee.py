@@ -6,9 +6,9 @@ time they happen at (``now``, seconds on the server's monotonic clock):
 ``tick`` once ``deadline`` has passed. Its outputs go, synchronously, to an
 injected ``Outlet``: messages for a player, the move to record, the move for
 spectators, and (at most once) the ``Ending`` it decided. The ``match_end``
-is made by ``close`` only after that ending has been committed, with the
-rating changes the store returned: a result is never told before it is
-stored.
+is made by ``close`` only after that ending has been committed: a result is
+never told before it is stored. (The players' ratings follow in a ``rating``
+report once the leaderboard is refitted: ``arena.leaderboard.notices``.)
 
 A match may start from an ``opening``: its moves are played before the first
 turn, recorded as the game's first plies (with no think time), and sent to
