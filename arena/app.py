@@ -9,7 +9,8 @@
 With ``mqtt_url`` the spectator events go to an ``MqttPublisher`` (through
 ``MqttEventSink``), every game's fitted leaderboard is published (retained) at
 start and again each time it is rebuilt after rated results (at most once per
-``leaderboard_refresh_s``), and ``/healthz`` reports the broker link under
+``leaderboard_refresh_s``), each rated match's ``rating`` report goes to
+``arena/v1/<game>/ratings``, and ``/healthz`` reports the broker link under
 ``mqtt``. Without it the arena behaves exactly the same, minus MQTT.
 A broker that is down never stops the arena (see ``arena.mqtt``).
 
@@ -91,6 +92,10 @@ class ArenaApp:
             self.server.tournaments.scheduler.subscribe(self.publisher)
         if self.publisher is not None:
             self.server.leaderboards.listen(self._publish_board)
+            publisher = self.publisher
+            self.server.rating_notices.listen(
+                lambda report: publisher.rating(report.game, report.to_dict())
+            )
             # Retain every board at once, so a dashboard has them before the first result.
             self.server.supervisor.spawn(
                 self.server.leaderboards.refresh_all(GAMES), "leaderboards-first-build"
@@ -98,7 +103,9 @@ class ArenaApp:
 
     def _publish_board(self, board: Board) -> None:
         if self.publisher is not None:
-            self.publisher.leaderboard(board.game, self.server.api.board_json(board))
+            self.publisher.leaderboard(
+                board.game, self.server.api.board_json(board), board.groups()
+            )
 
     async def stop(self, reason: str = "server shutting down") -> None:
         """Shut the server down (live matches aborted, unrated), then flush MQTT. Idempotent."""

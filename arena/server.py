@@ -16,7 +16,8 @@ The parts, each in a module that says what it owns:
 - ``arena.live.spectators``: spectator feeds and the event sink (MQTT);
 - ``arena.net.api``: the JSON API and the read-only queries; ``arena.live.viewer``: the web
   viewer's pages;
-- ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results;
+- ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results,
+  and the ``rating`` report that tells a rated match's players their rating after the refit;
 - ``arena.store``: persistence, opened here unless one is injected;
 - ``arena.cluster``: with ``allow_multi_node`` on PostgreSQL, this server as one
   node of several: the shared seek queue, redirects, orphan sweeps.
@@ -46,6 +47,7 @@ from arena.activity import MatchActivity
 from arena.cluster import ClusterNode, default_public_url
 from arena.errors import StartupError
 from arena.leaderboard import Leaderboards
+from arena.leaderboard.notices import RatingNotices
 from arena.live.spectators import EventSink, SpectatorHub
 from arena.live.viewer import add_viewer_routes
 from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
@@ -198,6 +200,7 @@ class ArenaServer:
         self.health_extras: dict[str, Any] = {}
         """Extra ``/healthz`` fields (e.g. the MQTT publisher's status) set by plug-ins."""
         self._parts: tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi] | None = None
+        self._notices: RatingNotices | None = None
         self.cluster: ClusterNode | None = None
         """This server as a node of several (``allow_multi_node`` on PostgreSQL), once started."""
         self._listener: Listener | None = None
@@ -251,6 +254,13 @@ class ArenaServer:
     def leaderboards(self) -> Leaderboards:
         """The cached fitted leaderboards."""
         return self._started()[3].leaderboards
+
+    @property
+    def rating_notices(self) -> RatingNotices:
+        """What tells each rated match's players their rating after the refit."""
+        self._started()
+        assert self._notices is not None
+        return self._notices
 
     @property
     def port(self) -> int:
@@ -371,12 +381,19 @@ class ArenaServer:
         leaderboards = Leaderboards(
             store, refresh_s=config.leaderboard_refresh_s, spawn=self.supervisor.spawn
         )
+        notices = self._notices = RatingNotices(
+            leaderboards,
+            tell=lambda bot, message: self.gateway.tell(bot, message),
+            spawn=self.supervisor.spawn,
+            is_online=lambda bot: bot in self.gateway.bots,
+        )
         registry = MatchRegistry(
             store,
-            observer=ObserverGroup(self.hub, leaderboards, self.activity),
+            observer=ObserverGroup(self.hub, leaderboards, notices, self.activity),
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
+            fitted=leaderboards.rating_of,
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
             openings=(
                 RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)

@@ -65,6 +65,7 @@ from bots.client_config import (
     ClientConfig,
     ClientSummary,
     MatchReport,
+    rating_line,
 )
 from bots.client_errors import ClientError, InsecureURLError, RefusedError, TLSVerifyError
 from bots.client_matches import MatchBook, Searches
@@ -86,6 +87,7 @@ from protocol.messages import (
     MatchEnd,
     MatchStart,
     Moved,
+    RatingReport,
     Redirect,
     Resign,
     Seek,
@@ -125,6 +127,7 @@ _FATAL_CLOSE_CODES = frozenset({CloseCode.UNSUPPORTED_VERSION, CloseCode.REPLACE
 _RESUME_WAIT_S = 1.0  # how long after a reconnect the server gets to re-send live matches
 _SETTLE_S = 1.0  # how long a withdrawn seek may still turn into a match (pairing crossed it)
 _FORFEIT_WAIT_S = 3.0  # how long resignations get to be confirmed before the socket closes
+_RATING_WAIT_S = 5.0  # how long a bot done with its games waits for its last rating reports
 
 
 class BotClient:
@@ -170,6 +173,8 @@ class BotClient:
         self._settling = False
         self._warned: set[TimeControl] = set()
         self._ids = itertools.count(1)
+        self._ratings_due: set[str] = set()  # rated matches whose ``rating`` has not come
+        self._done_playing = False
 
     @property
     def finished(self) -> int:
@@ -408,6 +413,8 @@ class BotClient:
                     self._lag.charged(message.match_id, message.ply, message.think_ms)
             case MatchEnd():
                 self._on_match_end(message)
+            case RatingReport():
+                self._on_rating(message)
             case ChallengeReceived():
                 self._on_challenge(message)
             case Redirect():
@@ -512,10 +519,16 @@ class BotClient:
         report = self._matches.end(end)
         self.summary.reports.append(report)
         log.info("%s", report.line(self.config.name))
+        if end.rated:
+            self._ratings_due.add(end.match_id)
         self._check_drained()
         if self._games_left() <= 0 and not self._matches.live:
             log.info("played %d matches; done", self.finished)
-            self._quit.set()
+            self._done_playing = True
+            if not self._ratings_due:
+                self._quit.set()
+            else:  # the refit takes about a second: hear the last ratings, within reason
+                self._later(_RATING_WAIT_S, self._quit.set)
             return
         self._seek_pending = self._challenge_pending = False
         if (self._route.away or self._home_back) and not self._matches.busy():
@@ -537,6 +550,15 @@ class BotClient:
             log.info("back to %s", self._route.urls[0])
             self._route.go_home()
             await ws.close()
+
+    def _on_rating(self, report: RatingReport) -> None:
+        self.summary.ratings.append(report)
+        self._ratings_due.discard(report.match_id)
+        line = rating_line(report, self.config.name)
+        if line is not None:
+            log.info("%s", line)
+        if self._done_playing and not self._ratings_due:
+            self._quit.set()
 
     def _on_challenge(self, challenge: ChallengeReceived) -> None:
         accept = (

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from bots.budget import MARGIN_MS
-from protocol.messages import PROTOCOL_VERSION, Hello, MatchEnd, TimeControl
+from protocol.messages import PROTOCOL_VERSION, Hello, MatchEnd, RatingReport, TimeControl
 from protocol.messages.values import BOT_NAME_PATTERN
 
 DEFAULT_TIME_CONTROL = TimeControl(move_ms=1000, bank_ms=0)
@@ -105,10 +105,23 @@ class MatchReport:
             f"match {self.match_id} {self.game} vs {self.opponent or '?'}{seat}: "
             f"{self.outcome} {self.end.result} ({self.end.termination}) - {self.end.reason}"
         )
-        for change in self.end.rating_changes:
-            if change.bot == name:
-                text += f"; rating {change.before:.1f} -> {change.after:.1f}"
+        if self.end.rated:
+            text += "; rated (the rating follows the leaderboard's refit)"
         return text
+
+
+def rating_line(report: RatingReport, name: str) -> str | None:
+    """The log line for a ``rating`` report: ``name``'s leaderboard row after the refit."""
+    for entry in report.entries:
+        if entry.bot == name:
+            interval = "" if entry.ci95 is None else f" ± {entry.ci95:.1f}"
+            group = "" if not entry.group else f" in separate group {entry.group}"
+            return (
+                f"match {report.match_id} {report.game}: leaderboard rating {entry.rating:.1f}"
+                f"{interval} (95%){' provisional' if entry.provisional else ''}, "
+                f"rank {entry.rank}{group}, {entry.games} rated games"
+            )
+    return None
 
 
 @dataclass(slots=True)
@@ -121,6 +134,8 @@ class ClientSummary:
     """Moves the chooser failed to give (error, or an illegal move) replaced by a legal one."""
     forfeits: int = 0
     """Matches resigned because the strategy forfeited them (an engine fault)."""
+    ratings: list[RatingReport] = field(default_factory=list)
+    """The ``rating`` reports received: the leaderboard rows after each rated match's refit."""
 
 
 class Backoff:

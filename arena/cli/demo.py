@@ -46,7 +46,7 @@ from sqlalchemy.engine import make_url
 from arena import runtime
 from arena.app import ArenaApp
 from arena.cli.common import PORT, Subparsers, whole_number
-from arena.cli.tables import format_table, rating_cell
+from arena.cli.tables import grouped_tables, rating_cell
 from arena.errors import DatabaseOpenError
 from arena.provision import ensure_bot, read_token_map, write_token_map
 from arena.server import ArenaConfig
@@ -272,8 +272,10 @@ class BoardView:
 def format_board(view: BoardView) -> str:
     """The leaderboard as a text table with a header (used by both screen modes)."""
 
-    rows = [
-        [
+    entries = view.entries
+
+    def row(e: dict[str, Any]) -> list[str]:
+        return [
             str(e["rank"]),
             str(e["bot"]),
             rating_cell(e["rating"], e.get("ci95"), e.get("provisional")),
@@ -281,15 +283,14 @@ def format_board(view: BoardView) -> str:
             f"{e['wins']}/{e['draws']}/{e['losses']}",
             "yes" if e["online"] else "no",
         ]
-        for e in view.entries
-    ]
+
     lines = [
         f"MCTS Arena demo: {view.game}   viewer {view.viewer_url}   Ctrl-C to stop",
         f"{view.elapsed_s:6.0f} s   rated matches: {view.rated_this_run} this run, "
         f"{view.rated_total} in total   live: {view.live}",
         "",
-        format_table(["rank", "bot", "rating ± 95%", "games", "W/D/L", "online"], rows)
-        if rows
+        grouped_tables(["rank", "bot", "rating ± 95%", "games", "W/D/L", "online"], entries, row)
+        if entries
         else "(no rated match finished yet)",
     ]
     for name, code in sorted(view.exited.items()):
@@ -516,16 +517,16 @@ class _DemoRun:
         """The final words: how long, how many matches, where they are kept, the table."""
 
         total = _rated_matches(entries)
-        rows = [
-            [
+        def row(e: dict[str, Any]) -> list[str]:
+            return [
                 str(e["rank"]),
                 str(e["bot"]),
                 rating_cell(e["rating"], e.get("ci95"), e.get("provisional")),
                 str(e["games"]),
             ]
-            for e in entries
-        ]
-        table = format_table(["rank", "bot", "rating ± 95%", "games"], rows) if rows else ""
+
+        header = ["rank", "bot", "rating ± 95%", "games"]
+        table = grouped_tables(header, entries, row) if entries else ""
         return (
             f"demo stopped after {time.monotonic() - self.started:.1f} s: "
             f"{total - self.started_total} rated matches this run, {total} in total; "

@@ -34,7 +34,7 @@ from arena.cli.common import (
     remote_capable_parser,
     remote_only,
 )
-from arena.cli.tables import format_table, rating_cell
+from arena.cli.tables import grouped_tables, rating_cell
 from arena.errors import ArenaError
 from arena.leaderboard import Board, build_board, head_to_head
 from arena.stats.interval import interval_text
@@ -109,32 +109,30 @@ def leaderboard_table(
     show_online: bool,
     accuracy: dict[str, AccuracyFigures] | None = None,
 ) -> str:
-    """The leaderboard as a text table, from ``/api/leaderboard``'s ``entries``: rank range,
-    ``rating ± ci95``, ``?`` when provisional; with ``accuracy``, each bot's figures against
-    perfect play too."""
-    rows = []
-    for entry in entries:
-        span = str(entry["rank_low"])
-        if entry["rank_high"] != entry["rank_low"]:
-            span = f"{entry['rank_low']}-{entry['rank_high']}"
-        rows.append(
-            [
-                str(entry["rank"]),
-                span,
-                entry["bot"],
-                rating_cell(entry["rating"], entry["ci95"], entry["provisional"]),
-                f"{entry['elo']:.0f}",
-                str(entry["games"]),
-                f"{entry['wins']}/{entry['draws']}/{entry['losses']}",
-                "-" if not show_online else ("yes" if entry["online"] else "no"),
-            ]
-        )
-        if accuracy is not None:
-            rows[-1].extend(accuracy_cells(accuracy.get(entry["bot"])))
-    header = ["rank", "range", "bot", "rating ± 95%", "elo", "games", "W/D/L", "online"]
+    """The leaderboard as text, from ``/api/leaderboard``'s ``entries``: one table per group
+    of bots connected by games (the main group first; any other under the line saying why),
+    each with rank range, ``rating ± ci95``, ``?`` when provisional; with ``accuracy``, each
+    bot's figures against perfect play too."""
+    header = ["rank", "range", "bot", "rating ± 95%", "games", "W/D/L", "online"]
     if accuracy is not None:
         header.extend(ACCURACY_HEADER)
-    return format_table(header, rows)
+
+    def row(entry: Mapping[str, Any]) -> list[str]:
+        low, high = entry["rank_low"], entry["rank_high"]
+        cells = [
+            str(entry["rank"]),
+            str(low) if low == high else f"{low}-{high}",
+            entry["bot"],
+            rating_cell(entry["rating"], entry["ci95"], entry["provisional"]),
+            str(entry["games"]),
+            f"{entry['wins']}/{entry['draws']}/{entry['losses']}",
+            "-" if not show_online else ("yes" if entry["online"] else "no"),
+        ]
+        if accuracy is not None:
+            cells.extend(accuracy_cells(accuracy.get(entry["bot"])))
+        return cells
+
+    return grouped_tables(header, [dict(entry) for entry in entries], row)
 
 
 async def _leaderboard_command(args: argparse.Namespace) -> int:
@@ -175,19 +173,19 @@ def print_leaderboard(
 ) -> None:
     """Print the title, the legend and the table of ``arena leaderboard``."""
     print(f"{game} leaderboard" + ("" if show_online else " (server not reachable)"))
-    print(format_board_legend(entries))
+    print(format_board_legend())
     if accuracy is not None:
         print(ACCURACY_LEGEND)
     print(leaderboard_table(entries, show_online, accuracy))
 
 
-def format_board_legend(entries: Sequence[Mapping[str, Any]]) -> str:
+def format_board_legend() -> str:
     """The line under the title: what the columns mean."""
-    groups = len({entry["group"] for entry in entries})
+    from arena.stats.ranks import PROVISIONAL_HINT  # arena.stats is slow to import
+
     return (
-        "rating: fitted over all rated games (1500 = the average game), ± its 95% interval; "
-        "? = provisional; range: the ranks the intervals allow; elo: incremental"
-        + ("" if groups <= 1 else f"; {groups} separate groups")
+        "rating: fitted over all rated games (1500 = the group's average game), ± its 95% "
+        f"interval; range: the ranks the intervals allow; ? = {PROVISIONAL_HINT}"
     )
 
 

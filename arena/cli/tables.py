@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 
 def format_table(header: list[str], rows: list[list[str]]) -> str:
     """A plain left-aligned text table."""
@@ -10,6 +13,24 @@ def format_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
     )
+
+
+def grouped_tables(
+    header: list[str], entries: list[dict[str, Any]], row: Callable[[dict[str, Any]], list[str]]
+) -> str:
+    """Leaderboard entries (as JSON, group by group) as one table per group: bots that games
+    do not connect are never ranked in one list; each later table comes under its note."""
+    from arena.leaderboard.board import group_note
+
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for entry in entries:
+        groups.setdefault(entry.get("group") or 0, []).append(entry)
+    tables = []
+    for label, members in groups.items():
+        table = format_table(header, [row(entry) for entry in members])
+        note = group_note(label, members[0]["games"])
+        tables.append(table if note is None else f"{note}\n{table}")
+    return "\n\n".join(tables)
 
 
 def rating_cell(rating: float, ci95: float | None, provisional: bool | None) -> str:

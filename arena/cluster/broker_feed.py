@@ -296,7 +296,6 @@ class BrokerFeed:
                 fault="infrastructure",
                 faulty_player=None,
                 rated=False,
-                rating_changes=(),
                 reason=ORPHAN_REASON,
             )
             seq = (feed.seq if feed is not None else 0) + 1

@@ -24,7 +24,7 @@ from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
-    from arena.stats import EloInterval, PairResult, RatingFit
+    from arena.stats import BotRating, EloInterval, PairResult, RatingFit
     from arena.stats.rating_fit import Weights
 
 DECIMALS = 1
@@ -44,33 +44,34 @@ class Board:
     """The fit over every rated game, removed bots included (their games inform the others)."""
     shown: RatingFit
     """``fit`` restricted to the bots on the board (active, rated), ranked among themselves."""
-    elo: dict[str, float]
-    """The incremental Elo of each bot on the board."""
     cells: tuple[PairResult, ...]
     """The rated games per ordered pair of seats the fit was made from."""
     version: int
     """Counts the boards built by one ``Leaderboards``; a new number means new numbers."""
 
     def entries(self, is_online: Callable[[str], bool]) -> list[LeaderboardEntry]:
-        """The wire rows, best first (``online`` asked now, the rest as of the read)."""
+        """The wire rows group by group (main group first), each group best first and ranked
+        on its own (``online`` asked now, the rest as of the read)."""
+        return [_entry(line, is_online(line.name)) for line in self.shown.ratings]
+
+    def entry(self, bot: str, is_online: Callable[[str], bool]) -> LeaderboardEntry | None:
+        """``bot``'s row of ``entries`` (None when it is not on the board), built alone."""
+        try:
+            line = self.shown.get(bot)
+        except KeyError:
+            return None
+        return _entry(line, is_online(bot))
+
+    def groups(self) -> list[dict[str, Any]]:
+        """The board's groups of bots connected by games, main group first: each group's
+        bots (best first) and the line that says why it stands apart (None for the main)."""
         return [
-            LeaderboardEntry(
-                rank=line.rank,
-                bot=line.name,
-                rating=round(line.rating, DECIMALS),
-                games=line.games,
-                wins=line.wins,
-                draws=line.draws,
-                losses=line.losses,
-                online=is_online(line.name),
-                ci95=round(line.ci95, DECIMALS),
-                provisional=line.provisional,
-                rank_low=line.rank_low,
-                rank_high=line.rank_high,
-                elo=round(self.elo[line.name], DECIMALS),
-                group=line.group,
-            )
-            for line in self.shown.ratings
+            {
+                "group": lines[0].group,
+                "bots": [line.name for line in lines],
+                "note": group_note(lines[0].group, lines[0].games),
+            }
+            for lines in self.shown.by_group()
         ]
 
     def record(self, bot: str, opponent: str) -> tuple[int, int, int]:
@@ -105,6 +106,7 @@ class Board:
         if a not in names or b not in names:
             return None
         from arena.stats.elo import Z95
+
         i, j = names.index(a), names.index(b)
         covariance = self.fit.covariance
         variance = max(float(covariance[i, i] + covariance[j, j] - 2.0 * covariance[i, j]), 0.0)
@@ -161,6 +163,38 @@ class HeadToHead:
         }
 
 
+def _entry(line: BotRating, online: bool) -> LeaderboardEntry:
+    """A board line as its wire row, rounded to ``DECIMALS``."""
+    return LeaderboardEntry(
+        rank=line.rank,
+        bot=line.name,
+        rating=round(line.rating, DECIMALS),
+        games=line.games,
+        wins=line.wins,
+        draws=line.draws,
+        losses=line.losses,
+        online=online,
+        ci95=round(line.ci95, DECIMALS),
+        provisional=line.provisional,
+        rank_low=line.rank_low,
+        rank_high=line.rank_high,
+        group=line.group,
+    )
+
+
+def group_note(group: int, games: int) -> str | None:
+    """Why group ``group`` of a board is its own table (``games``: one member's rated games;
+    a group without games is the bots that have none); None for the main group (0)."""
+    if games == 0:
+        return "These bots have no rated games yet."
+    if group == 0:
+        return None
+    return (
+        "These bots have not played anyone in the main group: they are ranked among "
+        "themselves, their ratings relative to their own average."
+    )
+
+
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
     """``a`` against ``b`` on ``board``: W/D/L, ``elo_interval`` and the fitted difference."""
     from arena.stats import elo_interval
@@ -179,6 +213,7 @@ def build_board(
     provisional rating rather than a missing line.
     """
     from arena.stats import PairResult, fit_ratings
+
     results = tuple(PairResult(*cell) for cell in cells)
     names = [row.bot for row in rows]
     fit = fit_ratings(results, bots=names, weights=WEIGHTS)
@@ -186,7 +221,6 @@ def build_board(
         game=game,
         fit=fit,
         shown=fit.only(names),
-        elo={row.bot: row.rating for row in rows},
         cells=results,
         version=version,
     )

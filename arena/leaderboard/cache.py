@@ -30,7 +30,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from arena.leaderboard.board import Board, build_board
@@ -71,6 +71,10 @@ class _Slot:
     dirty: bool = False
     building: asyncio.Task[Board] | None = None
     scheduled: bool = False
+    reads: int = 0
+    """Builds begun so far: build number ``reads`` is the next to read the database."""
+    waiting: list[tuple[int, asyncio.Future[Board]]] = field(default_factory=list)
+    """``fresh`` callers: the first build they accept, and where its board goes."""
 
 
 def _quietly(task: asyncio.Task[Board]) -> None:
@@ -126,6 +130,32 @@ class Leaderboards:
         slot = self._slots.get(game)
         return None if slot is None else slot.board
 
+    async def fresh(self, game: str) -> Board:
+        """The first board of ``game`` read from the database after this call.
+
+        It holds every result committed before the call: what a bot is told its
+        rating is after a game (``arena.leaderboard.notices``). The rebuild is
+        scheduled as after a result, so a burst of results still costs one fit per
+        ``refresh_s``; a read finding nothing new returns the cached board.
+        """
+        check_game(game)
+        slot = self._slots.setdefault(game, _Slot())
+        waiter: asyncio.Future[Board] = asyncio.get_running_loop().create_future()
+        slot.waiting.append((slot.reads, waiter))
+        slot.dirty = True
+        self._schedule(game, slot)
+        return await waiter
+
+    def rating_of(self, bot: str, game: str) -> float | None:
+        """``bot``'s rating on the board last built for ``game``; None if not on it (or none)."""
+        board = self.cached(game)
+        if board is None:
+            return None
+        try:
+            return board.shown.get(bot).rating
+        except KeyError:
+            return None
+
     def listen(self, callback: Callable[[Board], None]) -> None:
         """Call ``callback(board)`` with every board built from now on, and the cached ones now.
 
@@ -158,7 +188,7 @@ class Leaderboards:
 
     def match_ended(self, match: Match, end: MatchEnd) -> None:
         """A committed end: a rated result makes its game's board out of date."""
-        if end.rated and end.rating_changes:
+        if end.rated:
             self.result_committed(match.game)
 
     # Building ---------------------------------------------------------------------
@@ -174,6 +204,8 @@ class Leaderboards:
         return await asyncio.shield(building)
 
     async def _read_and_fit(self, game: str, slot: _Slot) -> Board:
+        number = slot.reads
+        slot.reads += 1
         try:
             slot.started = self._clock()
             slot.dirty = False  # a result committed from now on needs another build
@@ -185,6 +217,7 @@ class Leaderboards:
             self._outage.succeeded()
             inputs = (tuple(rows), tuple(cells))
             if slot.board is not None and inputs == slot.inputs:
+                self._answer(slot, number, slot.board)
                 return slot.board
             self._versions += 1
             board = await asyncio.to_thread(build_board, game, rows, cells, self._versions)
@@ -195,14 +228,26 @@ class Leaderboards:
             raise
         finally:
             slot.building = None
-            if slot.dirty and self._listeners:
+            if slot.dirty and (self._listeners or slot.waiting):
                 self._schedule(game, slot)
+        self._answer(slot, number, board)
         for listener in list(self._listeners):
             try:
                 listener(board)
             except Exception:
                 log.exception("a leaderboard listener failed for %s", game)
         return board
+
+    @staticmethod
+    def _answer(slot: _Slot, number: int, board: Board) -> None:
+        """Give ``board`` (from build ``number``) to the ``fresh`` callers that accept it."""
+        keep = []
+        for first, waiter in slot.waiting:
+            if first > number:
+                keep.append((first, waiter))
+            elif not waiter.done():
+                waiter.set_result(board)
+        slot.waiting = keep
 
     def _schedule(self, game: str, slot: _Slot) -> None:
         """Rebuild ``game``'s board once ``refresh_s`` has passed since the last build began.

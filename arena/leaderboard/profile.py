@@ -2,12 +2,12 @@
 
 ``BotProfiles.profile(name)`` gathers, per game the bot has rated games in:
 
-- its line on the cached board (``rating`` ± ``ci95``, ranks, W/D/L, ``elo``);
+- its line on the cached board (``rating`` ± ``ci95``, ranks within its
+  ``group`` of ``bots``, W/D/L, and the ``group_note`` when the group is not the
+  main one);
 - ``history``: the fitted rating and interval after its first k games, at up
   to ``HISTORY_POINTS`` k spread over its games (``arena.stats.rating_path``;
   the last point is the board's own line);
-- ``elo_history``: the incremental Elo after each rated game (thinned to
-  ``ELO_POINTS``);
 - ``opponents``: the record against each, with ``elo_interval`` and the
   opponent's fitted rating;
 
@@ -29,9 +29,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from arena.analysis.figures import accuracy_figures
-from arena.leaderboard.board import DECIMALS, Board
+from arena.leaderboard.board import DECIMALS, Board, group_note
 from arena.leaderboard.cache import Leaderboards
-from arena.store import BotRecord, MatchSummary, RatingHistoryEntry
+from arena.store import BotRecord, MatchSummary
 from arena.store.analysis import AccuracyCounts
 from arena.store.queries import BotResult
 from protocol.games import GAMES
@@ -41,9 +41,6 @@ if TYPE_CHECKING:
 
 HISTORY_POINTS = 40
 """Most points of fitted-rating history per game."""
-
-ELO_POINTS = 200
-"""Most points of incremental-Elo history per game."""
 
 RECENT_MATCHES = 20
 """How many of the bot's latest matches the page lists."""
@@ -66,10 +63,6 @@ class ProfileSource(Protocol):
         """Its latest matches, newest first."""
         ...
 
-    async def rating_history(self, bot: str, game: str) -> list[RatingHistoryEntry]:
-        """Its incremental Elo changes in ``game``, oldest first."""
-        ...
-
     async def accuracy_counts(
         self, game: str | None = None, bot: str | None = None
     ) -> list[AccuracyCounts]:
@@ -80,13 +73,6 @@ class ProfileSource(Protocol):
 def checkpoints(games: int, points: int = HISTORY_POINTS) -> list[int]:
     """Up to ``points`` game counts spread evenly over ``1..games``, always ending at ``games``."""
     return sorted({-(-games * step // points) for step in range(1, points + 1)} - {0})
-
-
-def thin(count: int, points: int) -> list[int]:
-    """Up to ``points`` indices spread evenly over ``range(count)``, first and last included."""
-    if count <= points:
-        return list(range(count))
-    return sorted({round(step * (count - 1) / (points - 1)) for step in range(points)})
 
 
 class BotProfiles:
@@ -112,8 +98,7 @@ class BotProfiles:
             played = [result for result in results if result.game == game]
             if played:
                 board = await self._boards.board(game)
-                history = await self._source.rating_history(name, game)
-                ratings.append(await self._game_json(board, name, played, history))
+                ratings.append(await self._game_json(board, name, played))
         return {
             "bot": record.name,
             "active": record.active,
@@ -132,10 +117,11 @@ class BotProfiles:
         board: Board,
         name: str,
         played: Sequence[BotResult],
-        history: Sequence[RatingHistoryEntry],
     ) -> dict[str, Any]:
         line = board.fit.get(name) if _in_fit(board, name) else None
         shown = next((row for row in board.shown.ratings if row.name == name), None)
+        # Ranked within its group: "3 of 5" counts the bots it can be compared with.
+        group = [r for r in board.shown.ratings if shown is not None and r.group == shown.group]
         path = await self._path(board, name, played) if line is not None else []
         # The board may be a moment older than the game list: its point is the last.
         stamps = [result.ended_at for result in played]
@@ -152,13 +138,9 @@ class BotProfiles:
             "rank": None if shown is None else shown.rank,
             "rank_low": None if shown is None else shown.rank_low,
             "rank_high": None if shown is None else shown.rank_high,
-            "bots": len(board.shown.ratings),
-            "elo": round(history[-1].after, DECIMALS) if history else None,
+            "bots": len(group),
+            "group_note": None if shown is None else group_note(shown.group, shown.games),
             "history": [_point_json(point, stamps) for point in path],
-            "elo_history": [
-                {"at": history[i].at, "elo": round(history[i].after, DECIMALS)}
-                for i in thin(len(history), ELO_POINTS)
-            ],
             "opponents": _opponents_json(board, name),
         }
 

@@ -1,7 +1,7 @@
 """Publishing live arena events to an MQTT broker, without ever slowing a match.
 
 The server calls plain (non-async) methods — ``match_started``, ``move``,
-``match_ended``, ``leaderboard`` — which serialize the payload to compact JSON
+``match_ended``, ``leaderboard``, ``rating`` — which serialize the payload to compact JSON
 and append it to a bounded outbox. They never wait and never raise because of
 the broker. A background task drains the outbox with aiomqtt. When the outbox
 is full the *oldest* message is dropped and counted: a live viewer wants the
@@ -227,11 +227,22 @@ class MqttPublisher:
             self._put(game_topic, payload, 1, False)
             self._put(state_topic, b"", 1, True)
 
-    def leaderboard(self, game: str, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Retain a game's leaderboard (best first) on ``arena/v1/<game>/leaderboard``."""
+    def leaderboard(
+        self,
+        game: str,
+        entries: Sequence[Mapping[str, Any]],
+        groups: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        """Retain a game's leaderboard (``/api/leaderboard``'s body: rows group by group,
+        each best first, and the ``groups``) on ``arena/v1/<game>/leaderboard``."""
         with self._guard("leaderboard"):
-            payload = _json({"game": game, "entries": list(entries)})
+            payload = _json({"game": game, "entries": list(entries), "groups": list(groups)})
             self._put(topics.leaderboard(game), payload, 1, True)
+
+    def rating(self, game: str, report: Mapping[str, Any]) -> None:
+        """Publish a rated match's ``rating`` report (QoS 1) on ``arena/v1/<game>/ratings``."""
+        with self._guard("rating"):
+            self._put(topics.ratings(game), _json(report), 1, False)
 
     def tournament_state(self, tournament_id: int, status: Mapping[str, Any]) -> None:
         """Retain a tournament's status object on ``arena/v1/tournament/<id>/state``."""

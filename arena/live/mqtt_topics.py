@@ -70,6 +70,11 @@ def leaderboard(game: str) -> str:
     return f"{PREFIX}/{_game(game)}/leaderboard"
 
 
+def ratings(game: str) -> str:
+    """The players' leaderboard rows after each rated match's refit (QoS 1, not retained)."""
+    return f"{PREFIX}/{_game(game)}/ratings"
+
+
 def tournament_state(tournament_id: int) -> str:
     """A tournament's status object (QoS 1, retained)."""
     return f"{PREFIX}/tournament/{int(tournament_id)}/state"

@@ -154,16 +154,11 @@ def describe_search(analysis: Analysis | None) -> str:
 
 
 def describe_end(players: tuple[str, str], end: MatchEnd) -> str:
-    """One line: result, termination, reason and rating changes."""
+    """One line: result, termination, reason, and whether it was rated."""
     text = f"result {end.result} ({end.termination}): {end.reason}"
     if end.winner is not None:
         text += f"; winner {players[end.winner]}"
-    if end.rating_changes:
-        text += "; ratings " + ", ".join(
-            f"{c.bot} {c.before:.0f} -> {c.after:.0f}" for c in end.rating_changes
-        )
-    elif not end.rated:
-        text += "; unrated"
+    text += "; rated" if end.rated else "; unrated"
     return text
 
 

@@ -129,10 +129,12 @@ class ArenaApi:
         if not game:
             return json_error(400, "missing query parameter: game")
         try:
-            entries = await self.leaderboard_json(game)
+            board = await self.leaderboards.board(game)
         except ProtocolError as exc:
             return json_error(404, exc.message)
-        return json_response({"game": game, "entries": entries})
+        return json_response(
+            {"game": game, "entries": self.board_json(board), "groups": board.groups()}
+        )
 
     async def _matches(self, request: HttpRequest) -> HttpResponse:
         try:

@@ -34,7 +34,6 @@ from protocol.messages import (
     ErrorCode,
     MatchEnd,
     Moved,
-    RatingChange,
     ServerMessage,
     Snapshot,
     TimeControl,
@@ -303,9 +302,10 @@ class Match:
         self._timer_at = math.inf
 
     async def _commit(self, ending: Ending) -> None:
-        changes: tuple[RatingChange, ...] = ()
         try:
-            stored = await self._recorder.finish_match(
+            # The incremental Elo it returns stays inside: a bot's rating is the
+            # leaderboard's fit, told after the refit (``arena.leaderboard.notices``).
+            await self._recorder.finish_match(
                 self.match_id,
                 ending.winner,
                 ending.termination,
@@ -313,7 +313,6 @@ class Match:
                 ending.rated,
                 ending.reason,
             )
-            changes = tuple(RatingChange(bot=c.bot, before=c.before, after=c.after) for c in stored)
         except asyncio.CancelledError:
             # Shutdown gave up waiting for the store: nothing is told that is not stored.
             log.warning("match %s: end not committed; its players are not told", self.match_id)
@@ -329,7 +328,7 @@ class Match:
             log.exception("match %s: recording its end failed", self.match_id)
             self._let_go()
             return
-        end = self.referee.close(changes)
+        end = self.referee.close()
         self._observer.match_ended(self, end)
         self._let_go()
 

@@ -6,9 +6,9 @@ time they happen at (``now``, seconds on the server's monotonic clock):
 ``tick`` once ``deadline`` has passed. Its outputs go, synchronously, to an
 injected ``Outlet``: messages for a player, the move to record, the move for
 spectators, and (at most once) the ``Ending`` it decided. The ``match_end``
-is made by ``close`` only after that ending has been committed, with the
-rating changes the store returned: a result is never told before it is
-stored.
+is made by ``close`` only after that ending has been committed: a result is
+never told before it is stored. (The players' ratings follow in a ``rating``
+report once the leaderboard is refitted: ``arena.leaderboard.notices``.)
 
 A match may start from an ``opening``: its moves are played before the first
 turn, recorded as the game's first plies (with no think time), and sent to
@@ -47,7 +47,6 @@ from protocol.messages import (
     MatchEnd,
     MatchStart,
     Moved,
-    RatingChange,
     ServerMessage,
     Snapshot,
     TimeControl,
@@ -312,8 +311,8 @@ class Referee:
         elif now >= self._turn_deadline:
             self._flag(self.state.to_move)
 
-    def close(self, changes: tuple[RatingChange, ...]) -> MatchEnd:
-        """The decided ending is committed: send ``match_end`` (with ``changes``) to both."""
+    def close(self) -> MatchEnd:
+        """The decided ending is committed: send ``match_end`` to both."""
         ending = self.ending
         if ending is None or self.end is not None:
             raise RuntimeError("close() comes once, after the ending is decided")
@@ -325,7 +324,6 @@ class Referee:
             fault=None if ending.fault is None else ending.fault.value,
             faulty_player=ending.faulty_player,
             rated=ending.rated,
-            rating_changes=changes,
             reason=ending.reason,
         )
         self._send(0, self.end)

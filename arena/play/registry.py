@@ -71,8 +71,10 @@ class MatchRegistry:
         link_of: Callable[[str], PlayerLink | None],
         match_options: dict[str, Any] | None = None,
         openings: RatedOpenings | None = None,
+        fitted: Callable[[str, str], float | None] | None = None,
     ) -> None:
         self._store = store
+        self._fitted = fitted
         self._observer = observer
         self._clock = clock
         self._spawn = spawn
@@ -112,9 +114,14 @@ class MatchRegistry:
         return self._playing[bot]
 
     async def rating(self, bot: str, game: str) -> float:
-        """``bot``'s rating for pairing and display (the starting rating before any game)."""
+        """``bot``'s rating for pairing and display: its leaderboard rating when the board
+        is built (``fitted(bot, game)``), else the store's hint, else the starting rating."""
         if is_guest(bot):
             return DEFAULT_RATING  # never looked up: a guest has no rating, nor is shown one
+        if self._fitted is not None:
+            shown = self._fitted(bot, game)
+            if shown is not None:
+                return shown
         rating = await self._store.rating_hint(bot, game)
         return DEFAULT_RATING if rating is None else rating
 

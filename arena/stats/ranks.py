@@ -13,12 +13,36 @@ MIN_GAMES = 20
 """Below this many rated games a rating is provisional."""
 MAX_CI95 = 100.0
 """A rating whose 95% half-width exceeds this many Elo is provisional."""
+ESTABLISHED_GAMES = 100
+"""With this many rated games ..."""
+ESTABLISHED_OPPONENTS = 3
+"""... against at least this many different opponents, a rating is established whatever its
+interval: a bot that beats everyone keeps a wide interval (one-sided scores say little about
+how much stronger it is) but has shown where it stands."""
+
+PROVISIONAL_HINT = (
+    f"provisional: fewer than {MIN_GAMES} rated games, or a 95% interval wider than "
+    f"±{MAX_CI95:.0f}, unless {ESTABLISHED_GAMES} rated games against "
+    f"{ESTABLISHED_OPPONENTS} or more opponents"
+)
+"""What the ``?`` after a rating means, in the words the CLI legend and the web page use."""
 
 
 def is_provisional(
-    games: int, ci95: float, min_games: int = MIN_GAMES, max_ci95: float = MAX_CI95
+    games: int,
+    ci95: float,
+    min_games: int = MIN_GAMES,
+    max_ci95: float = MAX_CI95,
+    opponents: int = 0,
 ) -> bool:
-    """Whether a rating is provisional: under ``min_games`` games or ``ci95 > max_ci95``."""
+    """Whether a rating is provisional (``PROVISIONAL_HINT`` says the rule in words).
+
+    Provisional: under ``min_games`` games or ``ci95 > max_ci95``; but
+    ``ESTABLISHED_GAMES`` games (or ``min_games``, when more) against
+    ``ESTABLISHED_OPPONENTS`` or more distinct ``opponents`` always settle it.
+    """
+    if games >= max(min_games, ESTABLISHED_GAMES) and opponents >= ESTABLISHED_OPPONENTS:
+        return False
     return games < min_games or ci95 > max_ci95
 
 

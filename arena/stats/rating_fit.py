@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
 from arena.ratings import DEFAULT_RATING
@@ -64,7 +65,8 @@ class BotRating:
     rank_high: int
     """Worst rank the bot could honestly hold."""
     provisional: bool
-    """Too few games or too wide an interval to take the rating at face value."""
+    """Too few games or too wide an interval to take the rating at face value
+    (``arena.stats.ranks.PROVISIONAL_HINT``)."""
     group: int
     """Which group of bots connected by games it belongs to (0 = the largest)."""
 
@@ -94,17 +96,21 @@ class RatingFit:
         """The same fit shown for a subset of bots (say, the active ones), ranked among themselves.
 
         Ratings and intervals are unchanged: the other bots' games still inform
-        them. Only ``rank``, ``rank_low`` and ``rank_high`` are recomputed.
+        them. Only ``rank``, ``rank_low`` and ``rank_high`` are recomputed (within each group).
         """
         wanted = set(names)
         keep = [i for i, line in enumerate(self.ratings) if line.name in wanted]
-        covariance = self.covariance[np.ix_(keep, keep)]
-        ranges = rank_ranges([self.ratings[i].rating for i in keep], covariance)
-        lines = tuple(
-            replace(self.ratings[i], rank=position + 1, rank_low=low, rank_high=high)
-            for position, (i, (low, high)) in enumerate(zip(keep, ranges, strict=True))
+        lines, covariance = _ranked(
+            [self.ratings[i] for i in keep], self.covariance[np.ix_(keep, keep)]
         )
         return replace(self, ratings=lines, covariance=covariance)
+
+    def by_group(self) -> list[tuple[BotRating, ...]]:
+        """The ratings split into their groups (main group first), each best first."""
+        split: dict[int, list[BotRating]] = {}
+        for line in self.ratings:
+            split.setdefault(line.group, []).append(line)
+        return [tuple(split[label]) for label in sorted(split)]
 
     def get(self, name: str) -> BotRating:
         """The rating of bot ``name``; ``KeyError`` if it is not in the fit."""
@@ -142,10 +148,12 @@ def fit_ratings(
     names bots to include even without games (they get the anchor rating with
     a prior-wide interval). With ``anchor`` the named bot is pinned to
     ``anchor_rating`` and every interval is relative to it; without, the mean
-    rating of the largest group of bots connected by games is ``anchor_rating``
-    and intervals are relative to that mean. Other groups (and bots without
-    games) sit with their own mean at the same level; their intervals include
-    the unknown offset between the groups, so they are as wide as the prior.
+    rating of each group of bots connected by games is ``anchor_rating`` and
+    intervals are relative to that mean (with an anchor, other groups than
+    the anchor's still are). Groups are ranked apart (``BotRating.group``,
+    ``RatingFit.by_group``): no games say how one group compares with another.
+    Bots without games form one last group, at the main group's level with
+    prior-wide intervals.
 
     ``weights="games"`` makes that mean the games-weighted one: a bot's share
     is its share of the group's games, so a newcomer with a handful of games
@@ -179,11 +187,13 @@ def fit_ratings(
         strengths = fit_strengths(pairs, precision=(ELO_PER_LOG_ODDS / prior_sd) ** 2)
         rating, covariance = report_ratings(strengths, pairs, names, anchor, anchor_rating, weights)
     ci95 = Z95 * np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    # Each unordered pair that met appears once: a bot's degree is its count of opponents.
+    opponents = np.bincount(pairs.first, minlength=pairs.size) + np.bincount(
+        pairs.second, minlength=pairs.size
+    )
 
-    order = sorted(range(pairs.size), key=lambda i: (-rating[i], names[i]))
-    covariance = covariance[np.ix_(order, order)]
-    ranges = rank_ranges([rating[i] for i in order], covariance)
-    lines = tuple(
+    group = display_groups(strengths.component, wdl.sum(axis=1))
+    unranked = [
         BotRating(
             name=names[i],
             rating=float(rating[i]),
@@ -192,19 +202,22 @@ def fit_ratings(
             wins=int(wdl[i, 0]),
             draws=int(wdl[i, 1]),
             losses=int(wdl[i, 2]),
-            rank=position + 1,
-            rank_low=ranges[position][0],
-            rank_high=ranges[position][1],
-            provisional=is_provisional(int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95),
-            group=int(strengths.component[i]),
+            rank=0,
+            rank_low=0,
+            rank_high=0,
+            provisional=is_provisional(
+                int(wdl[i].sum()), float(ci95[i]), min_games, max_ci95, int(opponents[i])
+            ),
+            group=int(group[i]),
         )
-        for position, i in enumerate(order)
-    )
+        for i in range(pairs.size)
+    ]
+    lines, covariance = _ranked(unranked, covariance)
     return RatingFit(
         ratings=lines,
         covariance=covariance,
         iterations=strengths.iterations,
-        groups=int(strengths.component.max(initial=-1)) + 1,
+        groups=int(group.max(initial=-1)) + 1,
         anchor=anchor,
         anchor_rating=anchor_rating,
         prior_sd=prior_sd,
@@ -222,29 +235,80 @@ def report_ratings(
 ) -> tuple[FloatArray, FloatArray]:
     """Ratings (Elo) and their covariance (Elo²) relative to the reference, in ``names`` order.
 
-    The reference is the anchor bot, or the mean (equal or games-weighted) of
-    the largest group of bots that games connect (a stray group must not widen
-    everyone's interval). It is linear in θ, so with the contrast matrix A,
-    rating = anchor_rating + scale·A·θ and its covariance is scale²·A·C·Aᵀ.
+    Each group of bots that games connect is referred to its own mean (equal
+    or games-weighted), the anchor's group to the anchor bot: ratings of
+    different groups are never compared, so a stray group neither widens the
+    main group's intervals nor gets intervals as wide as the prior. Bots
+    without games are referred to the main group. The reference is linear in
+    θ, so with the contrast matrix A, rating = anchor_rating + scale·A·θ and
+    its covariance is scale²·A·C·Aᵀ.
     """
     size = len(names)
-    reference = np.zeros(size)
-    if anchor is None:
+    share: FloatArray = _sum_games(pairs) if weights == "games" else np.ones(size)
+    if anchor is not None:
+        pinned = names.index(anchor)
+        default = np.zeros(size)
+        default[pinned] = 1.0
+    else:
+        pinned = -1
         main = strengths.component == 0
         if np.count_nonzero(main) < 2:  # no games at all: no group stands out
             main[:] = True
-        share: FloatArray = np.ones(size)
-        if weights == "games":
-            share = _sum_games(pairs)
-        if not share[main].sum() > 0.0:  # no games in the group: equal weights
-            share = np.ones(size)
-        reference[main] = share[main] / share[main].sum()
-    else:
-        reference[names.index(anchor)] = 1.0
-    contrast = np.eye(size) - reference[None, :]
+        default = _mean_of(main, share)
+    # Row i of ``reference`` says what bot i's rating is relative to: its own group's
+    # mean (or the anchor, in the anchor's group). A bot without games has no group to
+    # speak of: it sits at the main group's level with a prior-wide interval.
+    reference = np.tile(default, (size, 1))
+    for label in range(int(strengths.component.max(initial=-1)) + 1):
+        members = strengths.component == label
+        if np.count_nonzero(members) < 2 or (pinned >= 0 and members[pinned]):
+            continue
+        reference[members] = _mean_of(members, share)
+    contrast = np.eye(size) - reference
     rating = anchor_rating + ELO_PER_LOG_ODDS * (contrast @ strengths.theta)
     covariance = ELO_PER_LOG_ODDS**2 * strengths.contrast_covariance(contrast)
     return rating, covariance
+
+
+def _mean_of(members: npt.NDArray[np.bool_], share: FloatArray) -> FloatArray:
+    """The weights of the (``share``-weighted) mean over ``members``; equal without games."""
+    weight = np.where(members, share, 0.0)
+    if not weight.sum() > 0.0:
+        weight = members.astype(np.float64)
+    return np.asarray(weight / weight.sum(), np.float64)
+
+
+def display_groups(component: IntArray, games: IntArray) -> IntArray:
+    """Group label per bot for showing: the groups games connect (0 = the largest), then one
+    group of every bot without games (each is a group of one to the fit)."""
+    group = component.copy()
+    gameless = games == 0
+    group[gameless] = int(component[~gameless].max(initial=-1)) + 1
+    return group
+
+
+def _ranked(
+    lines: list[BotRating], covariance: FloatArray
+) -> tuple[tuple[BotRating, ...], FloatArray]:
+    """``lines`` ordered by group, then best first, ranked within their group (rank ranges
+    too): ratings of bots no games connect are never compared. ``covariance`` reordered."""
+    order = sorted(
+        range(len(lines)), key=lambda i: (lines[i].group, -lines[i].rating, lines[i].name)
+    )
+    covariance = covariance[np.ix_(order, order)]
+    ranked: list[BotRating] = []
+    start = 0
+    while start < len(order):
+        label = lines[order[start]].group
+        end = start
+        while end < len(order) and lines[order[end]].group == label:
+            end += 1
+        block = covariance[start:end, start:end]
+        ranges = rank_ranges([lines[i].rating for i in order[start:end]], block)
+        for position, (i, (low, high)) in enumerate(zip(order[start:end], ranges, strict=True)):
+            ranked.append(replace(lines[i], rank=position + 1, rank_low=low, rank_high=high))
+        start = end
+    return tuple(ranked), covariance
 
 
 def _sum_games(pairs: PairGames) -> FloatArray:

@@ -89,6 +89,16 @@ const socket = new WebSocket(url);
 const send = (message) => socket.send(JSON.stringify(message));
 let played = 0;
 let exitCode = 1;
+const ratingsDue = new Set(); // rated matches whose `rating` report has not come yet
+let finishing = false;
+
+/** Close once the last rated match's rating has come (or after 5 s without it). */
+function finish() {
+  exitCode = 0;
+  finishing = true;
+  if (ratingsDue.size === 0) socket.close(1000);
+  else setTimeout(() => socket.close(1000), 5000);
+}
 
 socket.on("open", () => send({ type: "hello", role: "bot", version: 1, name, token }));
 socket.on("message", (data) => {
@@ -110,13 +120,23 @@ socket.on("message", (data) => {
     case "match_end":
       played += 1;
       console.log(`match ${message.match_id}: ${message.result} (${message.termination}) ${message.reason}`);
+      if (message.rated) ratingsDue.add(message.match_id);
       if (played >= games) {
-        exitCode = 0;
-        socket.close(1000);
+        finish();
       } else {
         send({ type: "seek", game: "connect4", time_control: { move_ms: moveMs, bank_ms: 0 } });
       }
       break;
+    case "rating": { // after a rated match's refit: our row of the leaderboard
+      ratingsDue.delete(message.match_id);
+      const row = message.entries.find((entry) => entry.bot === name);
+      if (row) {
+        console.log(`match ${message.match_id}: rating ${row.rating.toFixed(1)} ± ${row.ci95.toFixed(1)}`
+          + `${row.provisional ? " provisional" : ""}, rank ${row.rank}, ${row.games} rated games`);
+      }
+      if (finishing && ratingsDue.size === 0) socket.close(1000);
+      break;
+    }
     case "challenge": // this bot only seeks
       send({ type: "decline", challenge_id: message.challenge_id });
       break;

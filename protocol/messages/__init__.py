@@ -54,6 +54,7 @@ from protocol.messages.server import (
     MatchEnd,
     MatchStart,
     Moved,
+    RatingReport,
     Redirect,
     ServerMessage,
     Snapshot,
@@ -66,7 +67,6 @@ from protocol.messages.values import (
     Clocks,
     LeaderboardEntry,
     MoveStat,
-    RatingChange,
     TimeControl,
 )
 
@@ -130,7 +130,7 @@ __all__ = [
     "MoveStat",
     "Moved",
     "ProtocolError",
-    "RatingChange",
+    "RatingReport",
     "Redirect",
     "Resign",
     "Seek",

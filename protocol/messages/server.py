@@ -45,7 +45,6 @@ from protocol.messages.values import (
     Players,
     Ply,
     Position,
-    RatingChange,
     RequestId,
     ServerId,
     TimeControl,
@@ -161,7 +160,11 @@ class Moved(Message):
 @fast_init
 @dataclass(frozen=True, slots=True)
 class MatchEnd(Message):
-    """A match ended: the result, why, who was at fault, and the rating changes if rated."""
+    """A match ended: the result, why, who was at fault, and whether it counts for ratings.
+
+    The players' ratings after a rated match come in a ``rating`` message
+    (``RatingReport``) once the leaderboard has been refitted with the result.
+    """
 
     type: ClassVar[str] = "match_end"
     rules: ClassVar[tuple[Rule, ...]] = (
@@ -183,7 +186,6 @@ class MatchEnd(Message):
     fault: Annotated[str | None, Nullable(Choice(FAULTS))]
     faulty_player: Annotated[int | None, Nullable(Int(0, 1))]
     rated: Annotated[bool, Bool()]
-    rating_changes: Annotated[tuple[RatingChange, ...], Array(Obj(RatingChange), 0, 2)]
     reason: Annotated[str, _TEXT]
 
 
@@ -252,6 +254,24 @@ class LeaderboardReply(Message):
 
 @fast_init
 @dataclass(frozen=True, slots=True)
+class RatingReport(Message):
+    """Where a rated match left its players: their leaderboard rows after the refit that counts it.
+
+    Sent to both players of a rated match after ``match_end``, once the game's
+    leaderboard has been refitted with the result (about a second later). The
+    rows are the leaderboard's own, so the numbers are the ones everyone sees
+    there; a player no longer on the board (removed) has no row.
+    """
+
+    type: ClassVar[str] = "rating"
+
+    match_id: ServerId
+    game: GameName
+    entries: Annotated[tuple[LeaderboardEntry, ...], Array(Obj(LeaderboardEntry), 0, 2)]
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
 class GamesReply(Message):
     """The games this server hosts."""
 
@@ -306,6 +326,7 @@ ServerMessage = (
     | Snapshot
     | Event
     | LeaderboardReply
+    | RatingReport
     | GamesReply
     | Error
     | Redirect
@@ -325,6 +346,7 @@ SERVER_MESSAGE_TYPES: dict[str, type[ServerMessage]] = {
         Snapshot,
         Event,
         LeaderboardReply,
+        RatingReport,
         GamesReply,
         Error,
         Redirect,

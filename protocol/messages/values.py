@@ -102,24 +102,16 @@ class Analysis(Wire):
 
 @fast_init
 @dataclass(frozen=True, slots=True)
-class RatingChange(Wire):
-    """One bot's Elo rating before and after a rated match."""
-
-    bot: BotName
-    before: Rating
-    after: Rating
-
-
-@fast_init
-@dataclass(frozen=True, slots=True)
 class LeaderboardEntry(Wire):
     """One row of a game's leaderboard, best first.
 
     ``rating`` is the fitted rating the board ranks by; the fields after
     ``online`` came with it and are optional on the wire (None when a server
     leaves them out): its 95% half-width ``ci95``, ``provisional``, the rank
-    range ``rank_low``..``rank_high`` the intervals allow, the incremental
-    ``elo`` that ``match_end`` reports, and the comparison ``group`` (0 = main).
+    range ``rank_low``..``rank_high`` the intervals allow, and the ``group``
+    of bots connected by games (0 = the main one). Each group is ranked on its
+    own, its ratings relative to its own mean: rows of different groups are
+    never compared.
     """
 
     rank: Annotated[int, Int(1, MAX_COUNT)]
@@ -134,5 +126,4 @@ class LeaderboardEntry(Wire):
     provisional: Annotated[bool | None, Nullable(Bool())] = None
     rank_low: Annotated[int | None, Nullable(Int(1, MAX_COUNT))] = None
     rank_high: Annotated[int | None, Nullable(Int(1, MAX_COUNT))] = None
-    elo: Annotated[float | None, Nullable(Float())] = None
     group: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None

@@ -19,7 +19,6 @@ from arena.net import limits
 from arena.play.clock import MAX_RTT_ALLOWANCE_MS
 from arena.play.lobby import TimeLimits
 from arena.play.referee import DEFAULT_GRACE_S
-from arena.play.registry import DEFAULT_RATING
 from arena.play.roundtrip import ROUND_TRIP_WINDOW_S
 from arena.server import ArenaConfig, ArenaServer
 from protocol.games import GAMES
@@ -74,13 +73,16 @@ def test_every_other_json_example_validates_against_its_schema() -> None:
     check_def("ExportRecord", record)
     [h2h] = json_examples("ratings.md")
     check_def("HeadToHead", h2h)
-    mqtt_status, snapshot, moved, ended, result, board, tournament_event = json_examples("mqtt.md")
+    mqtt_status, snapshot, moved, ended, result, board, rating, tournament_event = json_examples(
+        "mqtt.md"
+    )
     check_def("MqttStatus", mqtt_status)
     for message in (snapshot, moved, ended):
         WIRE.validate(message)
     # A result is the match_end plus the game and the players.
     WIRE.validate({k: v for k, v in result.items() if k not in ("game", "players")})
     check({"$ref": "#/$defs/Leaderboard"}, board)
+    WIRE.validate(rating)
     check_def("TournamentEvent", tournament_event)
 
 
@@ -117,8 +119,6 @@ def test_documented_limits_are_the_servers() -> None:
         f"again every {config.ping_interval_s:g} s",
         f"measured over the last\n{ROUND_TRIP_WINDOW_S:g} s",
         f"or no pong to the server's pings for {config.ping_timeout_s:g} s",
-        f"every bot starts at {DEFAULT_RATING:g}",
-        f"`K` is {config.k_factor:g} unless",
         f"this document is version {PROTOCOL_VERSION}",
     ]
     missing = [phrase for phrase in phrases if phrase not in PROTOCOL_DOC]
@@ -225,7 +225,6 @@ async def test_a_first_move_never_made_aborts_the_match_unrated(
         False,
     )
     assert end.reason == f"{pair.names[0]} ran out of time before its first move; match aborted"
-    assert end.rating_changes == ()
 
 
 async def test_analysis_is_shown_live_but_not_stored(

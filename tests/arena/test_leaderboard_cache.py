@@ -148,3 +148,27 @@ async def test_unknown_games_and_empty_boards(store: Store) -> None:
         await boards.board("chess")
     empty = await boards.board("uttt")
     assert empty.shown.ratings == () and empty.entries(lambda bot: False) == []
+
+
+async def test_fresh_waits_for_a_board_read_after_the_call_and_callers_share_it(
+    store: Store, seeded: list[tuple[str, str, float]], boards: Leaderboards, clock: FakeClock
+) -> None:
+    first = await boards.board(GAME)
+    # A result commits; within the refresh interval ``board`` still answers the old board,
+    # but ``fresh`` (what a bot's rating report waits for) gets one that holds the result.
+    late = [("gamma", "alpha", 1.0)]
+    await seed_results(store, GAME, late)
+    clock.now += 0.5
+    assert await boards.board(GAME) is first
+    clock.now += 1.0  # the scheduled rebuild is due at once
+    told = await asyncio.gather(*(boards.fresh(GAME) for _ in range(3)))
+    assert told[0] is told[1] is told[2] is not first
+    assert_matches_games(told[0], [*seeded, *late])
+    assert boards.fits == 2  # three reports, one fit
+    assert await boards.board(GAME) is told[0]
+    # Nothing new: a fresh read keeps the cached board and fits nothing.
+    clock.now += 2.0
+    assert await boards.fresh(GAME) is told[0]
+    assert boards.fits == 2
+    assert boards.rating_of("gamma", GAME) == told[0].shown.get("gamma").rating
+    assert boards.rating_of("nobody", GAME) is None

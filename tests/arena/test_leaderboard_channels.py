@@ -66,9 +66,7 @@ async def seed_database(db: Path, games: list[Game]) -> tuple[dict[str, str], li
         await store.close()
 
 
-def check_entries(
-    entries: list[dict[str, Any]], fit: RatingFit, elo: dict[str, float], online: set[str]
-) -> None:
+def check_entries(entries: list[dict[str, Any]], fit: RatingFit, online: set[str]) -> None:
     """Entries (as JSON) against the independently computed fit, line by line."""
     assert [e["bot"] for e in entries] == [line.name for line in fit.ratings]
     for entry, line in zip(entries, fit.ratings, strict=True):
@@ -76,16 +74,15 @@ def check_entries(
         assert entry["rating"] == pytest.approx(line.rating, abs=0.051)
         assert entry["ci95"] == pytest.approx(line.ci95, abs=0.051)
         assert entry["provisional"] is line.provisional
-        assert entry["provisional"] is (line.games < 20 or line.ci95 > 100.0)
         assert (entry["rank_low"], entry["rank_high"]) == (line.rank_low, line.rank_high)
-        assert entry["group"] == line.group == 0
+        assert entry["group"] == line.group
         assert (entry["games"], entry["wins"], entry["draws"], entry["losses"]) == (
             line.games,
             line.wins,
             line.draws,
             line.losses,
         )
-        assert entry["elo"] == pytest.approx(elo[line.name], abs=0.051)
+        assert "elo" not in entry  # one rating: the incremental Elo is not shown
         assert entry["online"] is (line.name in online)
 
 
@@ -115,18 +112,24 @@ async def bot_session(ws_url: str, name: str, token: str) -> ClientConnection:
     return ws
 
 
-async def play(ws: ClientConnection) -> dict[str, Any]:
-    """Seek, answer every turn from ``X_WINS``, return the ``match_end``."""
+async def play(ws: ClientConnection) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """Seek, answer every turn from ``X_WINS``; the seat played, ``match_end`` and ``rating``."""
     seek = {"type": "seek", "game": GAME, "time_control": {"move_ms": 5000, "bank_ms": 0}}
     await ws.send(json.dumps(seek))
+    seat, end = -1, None
     async with asyncio.timeout(10):
         while True:
             message = json.loads(await ws.recv())
-            if message["type"] == "your_turn":
+            if message["type"] == "match_start":
+                seat = message["you"]
+            elif message["type"] == "your_turn":
                 move = {"type": "move", "match_id": message["match_id"], "ply": message["ply"]}
                 await ws.send(json.dumps({**move, "move": X_WINS[message["ply"]]}))
             elif message["type"] == "match_end":
-                return message
+                end = message
+            elif message["type"] == "rating":
+                assert end is not None and message["match_id"] == end["match_id"]
+                return seat, end, message
 
 
 def cli_lines(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
@@ -137,6 +140,7 @@ def cli_lines(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
 def check_cli_table(lines: list[str], fit: RatingFit, online: set[str]) -> None:
     rows = {line.split()[2]: line for line in lines if re.match(r"^\d+\s", line)}
     assert list(rows) == [line.name for line in fit.ratings]
+    assert not any(line.split()[:1] == ["rank"] and "elo" in line.split() for line in lines)
     for line in fit.ratings:
         text = rows[line.name]
         span = (
@@ -155,8 +159,7 @@ async def test_fitted_ratings_reach_every_channel_and_one_result_costs_one_fit(
 ) -> None:
     db = tmp_path / "arena.db"
     games = seeded_games()
-    tokens, rows = await seed_database(db, games)
-    elo = {row.bot: row.rating for row in rows}
+    tokens, _ = await seed_database(db, games)
     fit = expected_fit(games, shown=ACTIVE)
     assert [line.name for line in fit.ratings if line.provisional] == ["dave"]
     config = replace(TEST_CONFIG, db_url=f"sqlite+aiosqlite:///{db}", leaderboard_refresh_s=0.2)
@@ -170,11 +173,11 @@ async def test_fitted_ratings_reach_every_channel_and_one_result_costs_one_fit(
 
         # MQTT: the retained board, published at start.
         await mqtt.wait_for(lambda ms: any(json.loads(m.payload)["entries"] for m in ms))
-        check_entries(json.loads(mqtt.on(board_topic)[-1].payload)["entries"], fit, elo, set())
+        check_entries(json.loads(mqtt.on(board_topic)[-1].payload)["entries"], fit, set())
         # HTTP, the websocket and the command line show the same numbers.
         body = await asyncio.to_thread(http_json, f"{http}/api/leaderboard?game={GAME}")
-        check_entries(body["entries"], fit, elo, set())
-        check_entries(await spectator_board(ws_url), fit, elo, set())
+        check_entries(body["entries"], fit, set())
+        check_entries(await spectator_board(ws_url), fit, set())
         alice = await bot_session(ws_url, "alice", tokens["alice"])
         lines = await asyncio.to_thread(
             cli_lines, capsys, "leaderboard", "--game", GAME, "--db", str(db), "--server", ws_url
@@ -191,14 +194,19 @@ async def test_fitted_ratings_reach_every_channel_and_one_result_costs_one_fit(
 
         # One rated match over the websocket: one fit, and every channel has it.
         bob = await bot_session(ws_url, "bob", tokens["bob"])
-        ends = await asyncio.gather(play(alice), play(bob))
-        end = ends[0]
-        assert end["rated"] and end["result"] == "1-0"
-        winner = next(c["bot"] for c in end["rating_changes"] if c["after"] > c["before"])
-        loser = "bob" if winner == "alice" else "alice"
+        (seat, end, report), (_, _, report_bob) = await asyncio.gather(play(alice), play(bob))
+        assert end["rated"] and end["result"] == "1-0" and "rating_changes" not in end
+        winner, loser = ("alice", "bob") if seat == 0 else ("bob", "alice")
         played = [*games, (winner, loser, 1.0)]
         after = expected_fit(played, shown=ACTIVE)
-        elo.update({c["bot"]: c["after"] for c in end["rating_changes"]})
+        # Both are told their rows of the refitted board: the leaderboard's numbers.
+        assert report == report_bob
+        told = {e["bot"]: e for e in report["entries"]}
+        assert set(told) == {"alice", "bob"}
+        for name, entry in told.items():
+            assert entry["rating"] == pytest.approx(after.get(name).rating, abs=0.051)
+            assert entry["ci95"] == pytest.approx(after.get(name).ci95, abs=0.051)
+            assert entry["games"] == after.get(name).games
 
         def has_new_game(messages: list[Any]) -> bool:
             entries = json.loads(messages[-1].payload)["entries"] if messages else []
@@ -206,10 +214,12 @@ async def test_fitted_ratings_reach_every_channel_and_one_result_costs_one_fit(
 
         await mqtt.wait_for(lambda ms: has_new_game(mqtt.on(board_topic)))
         both = {"alice", "bob"}
-        check_entries(json.loads(mqtt.on(board_topic)[-1].payload)["entries"], after, elo, both)
+        check_entries(json.loads(mqtt.on(board_topic)[-1].payload)["entries"], after, both)
         body = await asyncio.to_thread(http_json, f"{http}/api/leaderboard?game={GAME}")
-        check_entries(body["entries"], after, elo, both)
-        check_entries(await spectator_board(ws_url), after, elo, both)
+        check_entries(body["entries"], after, both)
+        shown = {e["bot"]: e for e in body["entries"]}
+        assert all(told[name] == shown[name] for name in told)  # to the point, every field
+        check_entries(await spectator_board(ws_url), after, both)
         assert app.server.leaderboards.fits == fits + 1
         await alice.close()
         await bob.close()

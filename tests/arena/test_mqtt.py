@@ -171,7 +171,8 @@ async def test_late_subscriber_gets_live_state_and_leaderboard_then_no_state_aft
     publisher.match_started(GAME, "m1", {"match_id": "m1", "moves": []})
     for event, state in zip(events[:5], states[:5], strict=True):
         publisher.move(GAME, "m1", event, state)
-    publisher.leaderboard(GAME, board)
+    groups = [{"group": 0, "bots": ["alice", "bob"], "note": None}]
+    publisher.leaderboard(GAME, board, groups)
     state_topic = topics.match_state(GAME, "m1")
     board_topic = topics.leaderboard(GAME)
     assert await publisher.flush(5)
@@ -180,7 +181,9 @@ async def test_late_subscriber_gets_live_state_and_leaderboard_then_no_state_aft
         await late.wait_for(lambda _: bool(late.on(state_topic) and late.on(board_topic)))
         assert [m.retain for m in late.on(state_topic)] == [True]
         assert payloads(late.on(state_topic)) == [states[4]]
-        assert payloads(late.on(board_topic)) == [{"game": GAME, "entries": board}]
+        assert payloads(late.on(board_topic)) == [
+            {"game": GAME, "entries": board, "groups": groups}
+        ]
         assert late.on(topics.STATUS_TOPIC) == [Received(topics.STATUS_TOPIC, b"online", True)]
 
     async with Recorder(broker.port, state_topic) as watcher:
@@ -236,7 +239,6 @@ async def test_sink_turns_hub_messages_into_events_state_and_result(
             fault="infrastructure",
             faulty_player=None,
             rated=False,
-            rating_changes=(),
             reason="test",
         )
         sink.publish(Event(match_id="s1", seq=4, kind="match_end", end=end))
@@ -365,7 +367,7 @@ async def test_broker_restart_calls_stay_fast_and_retained_topics_come_back(
             )
             assert rec.on(topics.STATUS_TOPIC) == [Received(topics.STATUS_TOPIC, b"online", True)]
             assert payloads(rec.on(topics.leaderboard(GAME))) == [
-                {"game": GAME, "entries": [{"rank": 1, "bot": "alice"}]}
+                {"game": GAME, "entries": [{"rank": 1, "bot": "alice"}], "groups": []}
             ]
 
 

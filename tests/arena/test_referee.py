@@ -19,7 +19,6 @@ from protocol.messages import (
     MatchEnd,
     MatchStart,
     Moved,
-    RatingChange,
     ServerMessage,
     TimeControl,
     YourTurn,
@@ -114,8 +113,7 @@ def test_a_game_by_the_rules_ends_once_with_the_line() -> None:
     assert g.ref.deadline == float("inf")
     # Nothing is told until the ending is committed; then both get the same match_end.
     assert not g.out.of(0, MatchEnd)
-    changes = (RatingChange(bot="a", before=1500, after=1516),)
-    end = g.ref.close(changes)
+    end = g.ref.close()
     assert (end.winner, end.result, end.termination, end.fault, end.rated) == (
         0,
         "1-0",
@@ -123,10 +121,9 @@ def test_a_game_by_the_rules_ends_once_with_the_line() -> None:
         None,
         True,
     )
-    assert end.rating_changes == changes
     assert g.out.of(0, MatchEnd) == [end] == g.out.of(1, MatchEnd)
     with pytest.raises(RuntimeError):
-        g.ref.close(changes)
+        g.ref.close()
 
 
 def test_a_move_is_recorded_before_it_is_announced() -> None:
@@ -279,7 +276,7 @@ def test_abort_is_the_infrastructures_fault_and_unrated() -> None:
     assert g.ending == Ending(
         None, Termination.ABORTED, Fault.INFRASTRUCTURE, None, False, "server shutting down"
     )
-    end = g.ref.close(())
+    end = g.ref.close()
     assert (end.result, end.fault, end.rated) == ("*", "infrastructure", False)
 
 

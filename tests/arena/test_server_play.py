@@ -1,4 +1,4 @@
-"""A whole match over real sockets: lobby pairing, turns, the result, rating changes, storage."""
+"""A whole match over real sockets: lobby pairing, turns, the result, the rating report, storage."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from arena.server import ArenaServer
-from protocol.messages import MatchEnd, MatchStart, Moved, YourTurn
+from protocol.messages import MatchEnd, MatchStart, Moved, RatingReport, YourTurn
 
 
 async def test_two_seekers_play_a_full_game_and_ratings_change(
@@ -30,8 +30,13 @@ async def test_two_seekers_play_a_full_game_and_ratings_change(
     assert end_x == end_o
     assert (end_x.winner, end_x.result, end_x.termination) == (0, "1-0", "line")
     assert end_x.fault is None and end_x.rated
-    changes = {c.bot: c for c in end_x.rating_changes}
-    assert changes[pair.names[0]].after > changes[pair.names[0]].before
+    # After the refit both are told their leaderboard rows: the very numbers the board shows.
+    report_x, report_o = await x.expect(RatingReport), await o.expect(RatingReport)
+    assert report_x == report_o and report_x.match_id == pair.match_id
+    board = await server.api.leaderboard_entries("tictactoe")
+    assert list(report_x.entries) == [e for e in board if e.bot in pair.names]
+    rows = {e.bot: e for e in report_x.entries}
+    assert rows[pair.names[0]].rating > rows[pair.names[1]].rating
     record = await server.store.get_match(pair.match_id)
     assert record is not None and record.status == "finished"
     assert [m.move for m in record.moves] == [0, 3, 1, 4, 2]

@@ -78,6 +78,15 @@ async def play_scripted(ws: ClientConnection, moves: dict[int, int]) -> dict[str
                 return message
 
 
+async def next_of_type(ws: ClientConnection, kind: str) -> dict[str, Any]:
+    """The next message of type ``kind`` (others skipped)."""
+    async with asyncio.timeout(10):
+        while True:
+            message: dict[str, Any] = json.loads(await ws.recv())
+            if message["type"] == kind:
+                return message
+
+
 async def test_serve_with_mqtt_publishes_results_and_leaderboards_and_reports_health(
     tmp_path: Path,
 ) -> None:
@@ -127,14 +136,22 @@ async def test_serve_with_mqtt_publishes_results_and_leaderboards_and_reports_he
             await recorder.wait_for(rated_board)
             entries = json.loads(recorder.on(board_topic)[-1].payload)["entries"]
             # The board ranks by the fitted rating (one win: the prior keeps it finite
-            # and wide) and carries the incremental Elo that match_end reported.
-            changes = sorted(ends[0]["rating_changes"], key=lambda c: c["before"] - c["after"])
-            fit = expected_fit([(changes[0]["bot"], changes[1]["bot"], 1.0)])
-            assert [(e["bot"], e["rating"], e["ci95"], e["elo"]) for e in entries] == [
-                (line.name, round(line.rating, 1), round(line.ci95, 1), elo)
-                for line, elo in zip(fit.ratings, (1516.0, 1484.0), strict=True)
+            # and wide); both players are told their rows of it, and MQTT has them too.
+            reports = [await next_of_type(ws, "rating") for ws in (alice, bob)]
+            assert reports[0] == reports[1] and reports[0]["match_id"] == ends[0]["match_id"]
+            winner, loser = (e["bot"] for e in entries)
+            fit = expected_fit([(winner, loser, 1.0)])
+            assert [(e["bot"], e["rating"], e["ci95"]) for e in entries] == [
+                (line.name, round(line.rating, 1), round(line.ci95, 1)) for line in fit.ratings
             ]
-            assert all(e["provisional"] for e in entries)
+            assert all(e["provisional"] for e in entries) and "elo" not in entries[0]
+            ratings_topic = topics.ratings(GAME)
+            await recorder.wait_for(lambda ms: any(m.topic == ratings_topic for m in ms))
+            published = json.loads(recorder.on(ratings_topic)[-1].payload)
+            assert published == reports[0]
+            assert {e["bot"]: e["rating"] for e in published["entries"]} == {
+                e["bot"]: e["rating"] for e in entries
+            }
             assert recorder.on(topics.results(GAME))
             await alice.close()
             await bob.close()

@@ -27,12 +27,13 @@ from protocol.messages import (
     ClientMessage,
     Clocks,
     Hello,
+    LeaderboardEntry,
     MatchEnd,
     MatchStart,
     Message,
     Move,
     Moved,
-    RatingChange,
+    RatingReport,
     ServerMessage,
     TimeControl,
     Welcome,
@@ -192,13 +193,17 @@ async def referee(
 
 
 async def end_match(peer: Peer, match_id: str, winner: int | None, termination: str) -> None:
-    """Send a rated ``match_end``."""
+    """Send a rated ``match_end``, then the ``rating`` report a refit would give."""
     result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
-    changes = (RatingChange(bot="alice", before=1500.0, after=1512.5),
-               RatingChange(bot="bob", before=1500.0, after=1487.5))
     await peer.send(MatchEnd(match_id=match_id, winner=winner, result=result,
                              termination=termination, fault=None, faulty_player=None, rated=True,
-                             rating_changes=changes, reason="scripted"))
+                             reason="scripted"))
+    rows = [LeaderboardEntry(rank=1 if seat == (winner or 0) else 2, bot=bot, rating=rating,
+                             games=1, wins=int(seat == winner), draws=int(winner is None),
+                             losses=int(winner is not None and seat != winner), online=True,
+                             ci95=1400.0, provisional=True, rank_low=1, rank_high=2, group=0)
+            for seat, (bot, rating) in enumerate((("alice", 1512.5), ("bob", 1487.5)))]
+    await peer.send(RatingReport(match_id=match_id, game="tictactoe", entries=tuple(rows)))
 
 
 def config(url: str, **overrides: Any) -> ClientConfig:

@@ -20,6 +20,7 @@ from bots.client import (
     StrategyChooser,
     analysis_from,
 )
+from bots.client_config import rating_line
 from bots.simple import FunctionChooser, play_bot
 from bots.strategy import SearchInfo
 from protocol.games import GameState, new_game
@@ -92,7 +93,14 @@ async def test_hello_seek_moves_with_ply_and_analysis_then_clean_exit(scripted: 
     [report] = summary.reports
     assert (report.match_id, report.opponent, report.you, report.outcome) == (
         "m1", "bob", 0, "win")
-    assert "rating 1500.0 -> 1512.5" in report.line("alice")
+    assert "rating" not in report.line("alice").replace("rated (the rating follows", "")
+    # The last rated match's rating report is awaited before closing, and logged.
+    [rating] = summary.ratings
+    assert rating.match_id == "m1"
+    assert rating_line(rating, "alice") == (
+        "match m1 tictactoe: leaderboard rating 1512.5 ± 1400.0 (95%) provisional, "
+        "rank 1, 1 rated games"
+    )
 
 
 @pytest.mark.parametrize(

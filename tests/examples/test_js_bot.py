@@ -102,8 +102,17 @@ async def test_the_js_bot_plays_whole_matches_and_beats_random_moves(
     out, err = await asyncio.wait_for(bot.communicate(), 10)
     assert bot.returncode == 0, err.decode()
     lines = out.decode().splitlines()
-    assert lines[0].startswith("logged in as js-bot") and len(lines) == 1 + MATCHES
+    assert lines[0].startswith("logged in as js-bot") and len(lines) == 1 + 2 * MATCHES
     assert results.count("js-bot") >= MATCHES - 1, results  # one-ply lookahead beats random
+    # After each rated match it logs its rating as the refitted leaderboard has it; the
+    # report after the last game is the leaderboard's row now, to the point.
+    ratings = [line for line in lines if ": rating " in line]
+    assert len(ratings) == MATCHES
+    [row] = [e for e in await server.api.leaderboard_entries("connect4") if e.bot == "js-bot"]
+    assert row.ci95 is not None
+    last = f"rating {row.rating:.1f} ± {row.ci95:.1f}"
+    final = [line for line in ratings if line.endswith(f", {MATCHES} rated games")]
+    assert final and final == [line for line in ratings if last in line]
     matches = await store.list_matches(game="connect4")
     assert [m.status for m in matches] == ["finished"] * MATCHES
 

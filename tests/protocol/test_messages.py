@@ -128,7 +128,7 @@ def test_serialization_is_compact_type_first_and_omits_null_options() -> None:
     )
     assert GamesQuery(id="q").to_dict() == {"type": "games", "id": "q"}
     # Required nullable fields stay, as explicit nulls.
-    end = MatchEnd("m", None, "*", "aborted", None, None, False, (), "server stopped")
+    end = MatchEnd("m", None, "*", "aborted", None, None, False, "server stopped")
     assert json.loads(end.to_json())["winner"] is None
 
 
@@ -285,7 +285,7 @@ def test_nested_messages_keep_and_check_their_type() -> None:
 def test_match_end_consistency(
     winner: int | None, result: str, fault: str | None, faulty: int | None, ok: bool
 ) -> None:
-    end = MatchEnd("m", winner, result, "timeout", fault, faulty, True, (), "")
+    end = MatchEnd("m", winner, result, "timeout", fault, faulty, True, "")
     if ok:
         assert parse_server_message(end.to_json()) == end
     else:
@@ -294,7 +294,7 @@ def test_match_end_consistency(
 
 
 def test_snapshot_status_and_end_agree() -> None:
-    end = MatchEnd("m", 0, "1-0", "resign", None, None, False, (), "resigned")
+    end = MatchEnd("m", 0, "1-0", "resign", None, None, False, "resigned")
     cases: list[tuple[Literal["live", "finished"], MatchEnd | None, bool]] = [
         ("live", None, True),
         ("finished", end, True),

@@ -22,7 +22,7 @@ from protocol.messages import (
 from protocol.messages.fields import field_table
 from protocol.messages.jsontext import WRITERS
 from protocol.messages.spec import to_json
-from protocol.messages.values import RatingChange
+from protocol.messages.values import MoveStat
 
 PARSER_CODES = {
     ErrorCode.BAD_JSON,
@@ -85,9 +85,9 @@ def test_compiled_writer_matches_json_dumps(cls: type[Message], data: st.DataObj
 
 def test_compiled_writer_refuses_what_json_dumps_refuses() -> None:
     with pytest.raises(ValueError, match="not JSON compliant"):
-        WRITERS[RatingChange](RatingChange("b", 1500.0, float("nan")))
+        WRITERS[MoveStat](MoveStat(move=0, visits=1, value=float("nan")))
     with pytest.raises(ValueError, match="not JSON compliant"):
-        to_json(RatingChange("b", 1500.0, float("inf")).to_dict())
+        to_json(MoveStat(move=0, visits=1, value=float("inf")).to_dict())
 
 
 @settings(WIRE_SETTINGS, max_examples=200)

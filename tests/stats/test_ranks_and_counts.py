@@ -63,3 +63,10 @@ def test_match_counts_prefers_complete_pairs() -> None:
     games = [1.0, 0.5, 0.0, 1.0, 1.0]
     assert match_counts(games, [1.5, 1.0]) == (0, 0, 1, 1, 0)
     assert match_counts(games, []) == (1, 1, 3)  # no complete pair yet: the single games
+
+
+def test_a_hundred_games_against_three_opponents_settle_a_wide_interval() -> None:
+    assert is_provisional(500, 250.0, opponents=2)
+    assert is_provisional(99, 250.0, opponents=3)
+    assert not is_provisional(100, 250.0, opponents=3)
+    assert is_provisional(100, 250.0, min_games=200, opponents=3)  # never weaker than min_games

@@ -56,10 +56,13 @@ def test_matches_a_brute_force_fit_game_by_game(
         fit = fit_ratings(cells, bots=extra_bots)
     else:
         fit = fit_ratings(cells, bots=extra_bots, prior_sd=prior_sd)
-    # The reference is the mean of the largest group (a, b, c, d).
+    # Each group is referred to its own mean (x, y to theirs); the newcomer, without
+    # games, to the largest group's (a, b, c, d).
     main = np.array([name in "abcd" for name in names], dtype=float) / 4
-    centred = 1500.0 + ratings - main @ ratings
-    contrast = np.eye(size) - main[None, :]
+    stray = np.array([name in "xy" for name in names], dtype=float) / 2
+    reference = np.array([stray if name in "xy" else main for name in names])
+    centred = 1500.0 + ratings - reference @ ratings
+    contrast = np.eye(size) - reference
     ci = Z95 * np.sqrt(np.diag(contrast @ covariance @ contrast.T))
     for i, name in enumerate(names):
         assert fit.get(name).rating == pytest.approx(centred[i], abs=1e-3)
@@ -143,10 +146,21 @@ def test_a_separate_group_does_not_disturb_the_main_one() -> None:
     x, y, newcomer = together.get("x"), together.get("y"), together.get("newcomer")
     assert (x.rating + y.rating) / 2 == pytest.approx(1500.0, abs=1e-9)
     assert x.group == y.group == 1 and newcomer.group == 2
-    assert min(x.ci95, y.ci95, newcomer.ci95) > 1000.0
+    # The stray pair is referred to its own mean and ranked on its own: its
+    # intervals are what its six games say, the same as with no other bots.
+    by_itself = fit_ratings(stray)
+    for line in (x, y):
+        assert line.rating == pytest.approx(by_itself.get(line.name).rating, abs=1e-6)
+        assert line.ci95 == pytest.approx(by_itself.get(line.name).ci95, rel=1e-6)
+    assert x.ci95 < 300.0 and (x.rank, y.rank) == (1, 2)
+    assert (x.rank_low, x.rank_high) == (1, 2)
+    assert newcomer.ci95 > 1000.0 and newcomer.rank == 1
     assert newcomer.games == 0 and newcomer.provisional
-    # Nothing is known about where the stray group sits: any rank is possible.
-    assert (x.rank_low, x.rank_high) == (1, 7)
+    assert [[line.name for line in group] for group in together.by_group()] == [
+        [line.name for line in alone.ratings],
+        ["x", "y"],
+        ["newcomer"],
+    ]
 
 
 def test_both_orders_of_a_pair_add_up() -> None:
@@ -225,4 +239,20 @@ def test_no_games_at_all() -> None:
     pair = fit_ratings([], bots=["a", "b"])
     assert [r.rating for r in pair.ratings] == [1500.0, 1500.0]
     assert all(r.ci95 > 1000.0 and r.provisional and r.games == 0 for r in pair.ratings)
-    assert pair.groups == 2
+    assert pair.groups == 1  # bots without games are shown as one group
+
+
+def test_a_bot_that_beats_everyone_settles_after_a_hundred_games_against_three() -> None:
+    # "champ" wins every game: its interval stays wide (a one-sided score bounds it
+    # from one side only), yet 102 games against three opponents establish it.
+    rng = np.random.default_rng(7)
+    weak = simulate_pair_results(np.array([1400.0, 1500.0, 1600.0]), 300, rng)
+    sweep = [PairResult("champ", f"bot{i}", 34, 0, 0) for i in range(3)]
+    fit = fit_ratings([*weak, *sweep])
+    champ = fit.get("champ")
+    assert champ.games == 102 and champ.ci95 > 100.0
+    assert not champ.provisional
+    two = fit_ratings([*weak, *(PairResult("champ", f"bot{i}", 51, 0, 0) for i in range(2))])
+    assert two.get("champ").provisional  # two opponents are not enough
+    short = fit_ratings([*weak, *(PairResult("champ", f"bot{i}", 33, 0, 0) for i in range(3))])
+    assert short.get("champ").provisional  # 99 games are not enough

@@ -137,7 +137,9 @@ async def test_live_connect4_board_telemetry_clocks_and_resume(
     if end.winner is not None:
         await expect(result).to_contain_text(f"{(x, o)[end.winner].name} wins")
         await expect(page.locator(".player.winner")).to_have_count(1)
-    await expect(page.locator(".delta")).to_have_count(2)  # rated: both ratings moved
+    # One rating: each player shows the leaderboard's (fitted) rating, no second number.
+    await expect(page.locator(".player .rating")).to_have_count(2)
+    await expect(page.locator(".player .rating").first).not_to_contain_text("→")
     await screenshot(page, "match-connect4-finished")
 
 
@@ -148,6 +150,7 @@ async def test_finished_match_replays_move_by_move(
     end = await asyncio.wait_for(x.ended, 10)
     assert end.winner == 0
     match_id = x.started.result().match_id
+    await arena.leaderboards.fresh("tictactoe")  # the board the page reads holds this game
 
     page = await open_page()
     await page.goto(f"{base_url(arena)}/matches/{match_id}")
@@ -157,8 +160,11 @@ async def test_finished_match_replays_move_by_move(
     await expect(page.locator("#result")).to_contain_text(f"{x.name} wins")
     await expect(page.locator("#result")).to_contain_text("three in a row")
     await expect(page.locator(".cell.win")).to_have_count(3)
-    await expect(page.locator(".delta.up")).to_have_count(1)
-    await expect(page.locator(".delta.down")).to_have_count(1)
+    # A stored match shows each player's rating now: the leaderboard's, to the point.
+    fitted = {e.bot: e.rating for e in await arena.api.leaderboard_entries("tictactoe")}
+    for name in fitted:
+        card = page.locator(f'.player[data-player="{name}"] .rating')
+        await expect(card).to_have_text(str(math.floor(fitted[name] + 0.5)))
     await expect(page.locator("#play")).to_be_hidden()  # the play page's panel shares the markup
 
     pieces = page.locator('.cell[data-piece="x"], .cell[data-piece="o"]')
@@ -219,10 +225,10 @@ async def test_home_lists_live_matches_leaderboards_and_results(
     await expect(rows).to_have_count(2)
     await expect(rows.nth(0)).to_contain_text("1")
     fitted = {e.bot: e for e in await arena.api.leaderboard_entries("tictactoe")}
+    await expect(page.locator(".leaderboard .elo")).to_have_count(0)  # one rating, no Elo column
     for row in await arena.store.leaderboard("tictactoe"):
         line = page.locator(f'.leaderboard tr[data-bot="{row.bot}"]')
         # Rounded half up, as the page's Math.round does.
-        await expect(line.locator(".elo")).to_have_text(str(math.floor(row.rating + 0.5)))
         rating = fitted[row.bot].rating
         await expect(line.locator(".rating")).to_have_text(str(math.floor(rating + 0.5)))
         await expect(line).to_have_attribute("data-provisional", "true")  # one game each

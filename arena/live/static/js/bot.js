@@ -1,5 +1,5 @@
 // A bot's page (/bots/<name>): its rating in each game with the 95% interval,
-// rank range and incremental Elo, a chart of how the rating developed, its
+// rank range (within its group of bots connected by games), a chart of how the rating developed, its
 // record against each opponent (with the Elo difference those games show), its
 // accuracy against perfect play (moves solved by `arena analyse`), and its latest
 // matches. Everything comes from GET /api/bots/<name>.
@@ -8,8 +8,8 @@ import { fetchJSON } from "./api.js";
 import { gameFor } from "./boards/index.js";
 import { ratingChart } from "./chart.js";
 import {
-  botLink, describeTermination, el, formatEloInterval, formatLos, formatRating,
-  formatRatingInterval, formatWhen,
+  PROVISIONAL_TITLE, botLink, describeTermination, el, formatEloInterval, formatLos,
+  formatRating, formatRatingInterval, formatWhen,
 } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
@@ -34,9 +34,8 @@ function facts(line) {
   return el("dl", { class: "bot-facts" },
     fact("Rating", el("span", { class: "rating" }, formatRating(line.rating)),
       line.ci95 === null ? null : el("span", { class: "ci" }, ` ± ${formatRating(line.ci95)}`),
-      line.provisional ? el("span", { class: "badge", title: "under 20 rated games, or ±95% over 100" }, "provisional") : null),
-    fact("Rank", rank),
-    fact("Elo", formatRating(line.elo)),
+      line.provisional ? el("span", { class: "badge", title: PROVISIONAL_TITLE }, "provisional") : null),
+    fact("Rank", rank, line.group_note ? el("p", { class: "group-note muted" }, line.group_note) : null),
     fact("Games", `${line.games}: ${line.wins} W / ${line.draws} D / ${line.losses} L`));
 }
 
@@ -82,13 +81,13 @@ function gameSection(line) {
   const title = gameTitle(line.game);
   const label = `${name}'s rating in ${title}: ${formatRatingInterval(line)} after ${line.games} games`;
   let chart = null;
-  if (line.history.length || line.elo_history.length) {
+  if (line.history.length) {
     chart = el("figure", { class: "chart" },
       el("figcaption", { class: "legend muted" },
         el("span", { class: "legend-item" }, el("span", { class: "key band-key" }),
-          "fitted rating with its 95% interval"),
-        el("span", { class: "legend-item" }, el("span", { class: "key elo-key" }), "incremental Elo")));
-    charts.set(chart, (width) => ratingChart(line.history, line.elo_history, label, width));
+          "rating with its 95% interval")));
+    // One rating: the chart draws the fitted rating only (no second line).
+    charts.set(chart, (width) => ratingChart(line.history, [], label, width));
   }
   return el("section", { class: "panel bot-game", dataset: { game: line.game }, "aria-label": title },
     el("div", { class: "panel-head" }, el("h2", {}, title)),

@@ -51,6 +51,10 @@ export function formatRating(rating) {
   return rating === null || rating === undefined ? "–" : String(Math.round(rating));
 }
 
+/** What a provisional rating's "?" means: the words of arena.stats.ranks.PROVISIONAL_HINT
+ * (a browser test checks they agree). */
+export const PROVISIONAL_TITLE = "provisional: fewer than 20 rated games, or a 95% interval wider than ±100, unless 100 rated games against 3 or more opponents";
+
 /** A fitted rating in words: "1642 ± 51 (95%)", "provisional" when it is. */
 export function formatRatingInterval(row) {
   if (row.ci95 === undefined || row.ci95 === null) return formatRating(row.rating);
@@ -81,12 +85,6 @@ export function botLink(name, attrs = {}) {
   return el("a", { href: `/bots/${encodeURIComponent(name)}`, class: "bot-link", ...attrs }, name);
 }
 
-/** A rating change: "+12", "−8" (typographic minus). */
-export function formatDelta(delta) {
-  const rounded = Math.round(delta);
-  if (rounded === 0) return "±0";
-  return rounded > 0 ? `+${rounded}` : `\u2212${-rounded}`;
-}
 
 /** A relative time for a timestamp string: "just now", "5 min ago", or the date. */
 export function formatWhen(iso) {

@@ -1,15 +1,16 @@
 // Leaderboards: one table per game from GET /api/leaderboard?game=NAME, behind tabs.
 //
-// Bots are ranked by their fitted rating, shown with its 95% interval; a rank
-// range ("1–3") says which places the intervals allow, "?" marks a provisional
-// rating, and the incremental Elo that match results report has its own column.
-// Each bot links to its page (/bots/NAME).
+// Bots are ranked by their rating (the one fitted over all rated games), shown
+// with its 95% interval; a rank range ("1–3") says which places the intervals
+// allow, and "?" marks a provisional rating (its title says the rule). Bots that
+// games do not connect are never ranked in one list: each group of the API's
+// `groups` is its own table, under the line that says why. Each bot links to
+// its page (/bots/NAME).
 
 import { fetchJSON } from "./api.js";
 import { gameFor } from "./boards/index.js";
-import { botLink, el, formatRating, formatRatingInterval } from "./dom.js";
+import { PROVISIONAL_TITLE, botLink, el, formatRating, formatRatingInterval } from "./dom.js";
 
-const PROVISIONAL_TITLE = "provisional: under 20 rated games, or the 95% interval is wider than ±100";
 
 function rankCell(row) {
   const low = row.rank_low ?? row.rank;
@@ -27,14 +28,23 @@ function ratingCell(row) {
     row.provisional ? el("abbr", { class: "provisional", title: PROVISIONAL_TITLE }, "?") : null);
 }
 
+/** One table per group (main group first), each later one under its note. */
+function tables(data) {
+  const entries = data.entries ?? [];
+  if (!entries.length) return [el("p", { class: "muted" }, "No rated games yet.")];
+  const groups = data.groups ?? [{ group: 0, bots: entries.map((row) => row.bot), note: null }];
+  const byBot = new Map(entries.map((row) => [row.bot, row]));
+  return groups.map((group) => el("section", { class: "leaderboard-group", dataset: { group: group.group } },
+    group.note ? el("p", { class: "group-note muted" }, group.note) : null,
+    table(group.bots.map((bot) => byBot.get(bot)).filter(Boolean))));
+}
+
 function table(entries) {
-  if (!entries.length) return el("p", { class: "muted" }, "No rated games yet.");
   return el("table", { class: "leaderboard" },
     el("thead", {}, el("tr", {},
       el("th", { scope: "col", class: "num" }, "#"),
       el("th", { scope: "col" }, "Bot"),
       el("th", { scope: "col", class: "num", title: "fitted rating ± 95% interval" }, "Rating"),
-      el("th", { scope: "col", class: "num elo", title: "incremental Elo, as match results report it" }, "Elo"),
       el("th", { scope: "col", class: "num" }, "Games"),
       el("th", { scope: "col", class: "num wdl" }, "W / D / L"))),
     el("tbody", {}, entries.map((row) => el("tr", {
@@ -50,7 +60,6 @@ function table(entries) {
         }),
         botLink(row.bot)),
       ratingCell(row),
-      el("td", { class: "num elo" }, formatRating(row.elo)),
       el("td", { class: "num" }, row.games),
       el("td", { class: "num wdl" }, `${row.wins} / ${row.draws} / ${row.losses}`)))));
 }
@@ -73,7 +82,7 @@ export function mountLeaderboards(container, games) {
     try {
       const data = await fetchJSON(`/api/leaderboard?game=${encodeURIComponent(game)}`);
       if (panel.dataset.game !== game) return; // another tab was chosen meanwhile
-      panel.replaceChildren(table(data.entries ?? []));
+      panel.replaceChildren(...tables(data));
     } catch (error) {
       panel.replaceChildren(el("p", { class: "error" }, `Leaderboard unavailable: ${error.message}`));
     } finally {

@@ -17,7 +17,7 @@
 import { SpectatorSocket, fetchJSON } from "./api.js";
 import { gameFor, positionsAfter } from "./boards/index.js";
 import {
-  describeResult, el, formatClock, formatDelta, formatRating, formatThink, formatTimeControl,
+  describeResult, el, formatClock, formatRating, formatThink, formatTimeControl,
 } from "./dom.js";
 import { blunderTitle, describeValue, positionValue, solvedByPly } from "./solved.js";
 import { TelemetryPanel, candidateStats } from "./telemetry.js";
@@ -46,7 +46,6 @@ const state = {
   board: null,
   players: ["", ""],
   ratings: [null, null],
-  ratingChanges: new Map(), // bot -> {before, after}
   timeControl: { move_ms: 0, bank_ms: 0 },
   moves: [],
   positions: [],
@@ -91,11 +90,6 @@ function loadRecord(record) {
   state.analyses.length = state.moves.length; // keep analyses seen live; nothing is stored
   state.positions = positionsAfter(state.game, state.moves);
   state.solved = solvedByPly(record.solved);
-  state.ratingChanges = new Map(record.rating_changes.map((c) => [c.bot, c]));
-  state.ratingChanges.forEach((change, bot) => {
-    const seat = state.players.indexOf(bot);
-    if (seat >= 0) state.ratings[seat] = change.before;
-  });
   if (record.status !== "live") {
     state.status = record.status;
     state.end = {
@@ -103,7 +97,7 @@ function loadRecord(record) {
       fault: record.fault,
       // The record does not name the faulty seat; with a bot at fault it is the loser.
       faulty_player: record.fault === "bot" && record.winner !== null ? 1 - record.winner : null,
-      reason: record.reason, rating_changes: record.rating_changes,
+      reason: record.reason,
     };
   }
   setTitle();
@@ -168,7 +162,6 @@ function onMoved(moved, analysis) {
 function finish(end) {
   state.end = end;
   state.status = end.result === "*" ? "aborted" : "finished";
-  for (const change of end.rating_changes ?? []) state.ratingChanges.set(change.bot, change);
   if (state.socket) {
     state.socket.stop();
     state.socket = null;
@@ -273,7 +266,7 @@ async function loadFromRecord({ followLive = true } = {}) {
   }
 }
 
-/** Ratings when neither a snapshot nor rating changes gave them: today's leaderboard. */
+/** Ratings when no snapshot gave them (a stored match): today's leaderboard, the one rating. */
 async function fillRatingsFromLeaderboard() {
   if (state.ratings.every((r) => r !== null)) return;
   try {
@@ -317,14 +310,7 @@ function clockNow(seat) {
 function renderPlayers() {
   const toMove = isLive() ? state.game.sideToMove(state.positions.at(-1)) : null;
   const cards = state.players.map((name, seat) => {
-    const change = state.ratingChanges.get(name);
     const rating = el("span", { class: "rating" }, formatRating(state.ratings[seat]));
-    if (change && !isLive()) {
-      const delta = change.after - change.before;
-      rating.append(" → ", formatRating(change.after), " ",
-        el("span", { class: `delta ${delta > 0 ? "up" : delta < 0 ? "down" : ""}` },
-          `(${formatDelta(delta)})`));
-    }
     const won = state.end && state.end.winner === seat;
     const clock = el("span", { class: "clock", dataset: { seat: String(seat) } });
     const bank = el("span", { class: "bank", dataset: { seat: String(seat) } });
