@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from arena.play.lobby import Pairing
 from arena.play.rated_openings import RatedOpenings
@@ -21,7 +22,10 @@ from arena.store.pair_history import PairHistory, PairKey
 from arena.tournaments.openings import balanced_suite
 from protocol.games import Termination
 from protocol.messages import MatchEnd, MatchStart, TimeControl, YourTurn
-from tests.arena.conftest import BotFactory, Client, ServerFactory
+
+# Annotations only: tests/analysis imports this module without arena's conftest on the path.
+if TYPE_CHECKING:
+    from tests.arena.conftest import BotFactory, Client, ServerFactory
 
 TC = {"move_ms": 2000, "bank_ms": 0}
 
