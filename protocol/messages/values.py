@@ -9,6 +9,7 @@ from typing import Annotated
 
 from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY
 from protocol.messages.fields import Array, Bool, Float, Int, Nullable, Obj, Pair, Str
+from protocol.messages.search import TreeNode, TreeSpec
 from protocol.messages.spec import Wire, fast_init
 
 BOT_NAME_RULE = "1-32 letters, digits, '-' and '_', not starting with '-'"
@@ -96,6 +97,8 @@ class Analysis(Wire):
     nodes: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
     """Positions visited by a search that counts nodes instead (alpha-beta, a solver)."""
     nodes_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
+    tree: Annotated[tuple[TreeNode, ...] | None, Nullable(TreeSpec())] = None
+    """The top of the search tree, a few plies deep (``protocol.messages.search``)."""
 
 
 @fast_init

@@ -224,11 +224,24 @@ def test_non_text_frames(frame: object) -> None:
 
 
 def test_large_valid_client_messages_fit_the_bot_limit() -> None:
-    # The biggest move a bot can send: full analysis with the longest numbers.
-    from protocol.messages import Analysis, Move, MoveStat
+    # The biggest move a bot can send: full analysis and tree with the longest numbers.
+    from protocol.messages import MAX_TREE_NODES, Analysis, Move, MoveStat, TreeNode
 
     stats = tuple(MoveStat(2**31 - 1, 2**53 - 1, -1.2345678901234567e-300) for _ in range(81))
-    analysis = Analysis(2**53 - 1, 1.2345678901234567e300, -1.2345678901234567e-300, 1024, stats)
+    tree = tuple(
+        TreeNode(2**31 - 1, 2**53 - 1, -1.2345678901234567e-300, i - 1 if i else None)
+        for i in range(MAX_TREE_NODES)
+    )
+    analysis = Analysis(
+        2**53 - 1,
+        1.2345678901234567e300,
+        -1.2345678901234567e-300,
+        1024,
+        stats,
+        2**53 - 1,
+        1.2345678901234567e300,
+        tree,
+    )
     move = Move("m" * 64, 1024, 2**31 - 1, analysis, id="\\" * 64)
     assert len(move.to_json().encode()) <= MAX_BOT_MESSAGE_BYTES
     assert parse_client_message(move.to_json()) == move

@@ -1,0 +1,87 @@
+"""The search tree a bot may report with its move: ``TreeNode`` and the bounded ``tree`` field.
+
+An ``analysis`` may carry ``tree``: the top of the bot's search tree, a few
+plies deep, flattened into a list so that the message nests no deeper than
+one without it. Each node names its ``parent`` by index into the same list
+(absent for a move from the current position), and a parent always comes
+before its children, so a reader builds the tree in one pass. ``value`` is
+the mean result, in [-1, 1], for the player who plays the node's ``move``.
+
+The list holds at most ``MAX_TREE_NODES`` nodes; what to put in them (which
+children, how deep) is the bot's choice. The built-in MCTS strategies send
+the most visited children of the most visited moves (``bots.mcts``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from protocol.messages.codes import MAX_COUNT, MAX_MOVE, ErrorCode
+from protocol.messages.fields import Array, Float, Int, JsonDict, Nullable, Obj, _fail
+from protocol.messages.spec import Wire, fast_init
+
+MAX_TREE_NODES = 64
+"""Most nodes an ``analysis.tree`` may hold (a move of the largest valid size stays
+under the bot message limit)."""
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class TreeNode(Wire):
+    """One node of a reported search tree: a move, its visits and value, and its parent."""
+
+    move: Annotated[int, Int(0, MAX_MOVE)]
+    visits: Annotated[int, Int(0, MAX_COUNT)]
+    value: Annotated[float | None, Nullable(Float())] = None
+    """Mean result in [-1, 1] for the player who plays ``move``."""
+    parent: Annotated[int | None, Nullable(Int(0, MAX_TREE_NODES - 1))] = None
+    """Index in the tree of the node this one follows; absent for a move of the position."""
+
+
+class TreeSpec(Array):
+    """A flat tree of ``TreeNode``: up to ``MAX_TREE_NODES``, each parent before its children."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(Obj(TreeNode), 0, MAX_TREE_NODES)
+
+    def parse(self, value: object, path: str) -> tuple[Any, ...]:
+        """The array checks, then that every ``parent`` points to an earlier node."""
+        nodes = super().parse(value, path)
+        for index, node in enumerate(nodes):
+            if node.parent is not None and node.parent >= index:
+                raise _fail(
+                    ErrorCode.BAD_VALUE,
+                    f"{path}[{index}].parent",
+                    f"{node.parent} is not the index of an earlier node",
+                )
+        return nodes
+
+    def schema(self) -> JsonDict:
+        """The array schema (the parent order is documented, not expressible in the schema)."""
+        out = super().schema()
+        out["description"] = "Search tree nodes, each parent (an index) before its children."
+        return out
+
+
+def children(tree: Sequence[TreeNode]) -> list[list[int]]:
+    """For every node, and last for the position itself, the indices of its children in order."""
+    out: list[list[int]] = [[] for _ in range(len(tree) + 1)]
+    for index, node in enumerate(tree):
+        out[len(tree) if node.parent is None else node.parent].append(index)
+    return out
+
+
+def principal_line(tree: Sequence[TreeNode]) -> list[int]:
+    """Indices of the principal line: from the position, the most visited child at each step."""
+    below = children(tree)
+    line: list[int] = []
+    options = below[len(tree)]
+    while options:
+        best = max(options, key=lambda index: tree[index].visits)
+        line.append(best)
+        options = below[best]
+    return line
