@@ -148,6 +148,8 @@ class Move(Base):
     think_ms: Mapped[int] = mapped_column(Integer)
     rtt_ms: Mapped[int] = mapped_column(Integer)
     played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    analysis: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """The mover's reported search as compact JSON (``arena.store.searches``), or NULL."""
 
 
 class Rating(Base):
@@ -194,9 +196,7 @@ class Tournament(Base):
 
     __tablename__ = "tournaments"
     __table_args__ = (
-        CheckConstraint(
-            "format IN ('round-robin', 'gauntlet', 'sprt', 'ladder')", name="format"
-        ),
+        CheckConstraint("format IN ('round-robin', 'gauntlet', 'sprt', 'ladder')", name="format"),
         CheckConstraint(
             "status IN ('pending', 'running', 'paused', 'finished', 'cancelled')", name="status"
         ),
@@ -283,9 +283,7 @@ class MoveAnalysis(Base):
     """
 
     __tablename__ = "move_analysis"
-    __table_args__ = (
-        ForeignKeyConstraint(["match_id", "ply"], ["moves.match_id", "moves.ply"]),
-    )
+    __table_args__ = (ForeignKeyConstraint(["match_id", "ply"], ["moves.match_id", "moves.ply"]),)
 
     match_id: Mapped[str] = mapped_column(String(16), primary_key=True)
     ply: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import aliased
 
 from arena.errors import NoSuchBotError
 from arena.store.models import Bot, Match, Move, Rating, RatingHistory
+from arena.store.searches import search_json
 from arena.store.records import (
     BotRecord,
     LeaderboardRow,
@@ -195,9 +196,7 @@ async def _moves_of(session: AsyncSession, ids: list[str]) -> dict[str, list[Mov
     query = select(Move).where(Move.match_id.in_(ids)).order_by(Move.match_id, Move.ply)
     for m in await session.scalars(query):
         out.setdefault(m.match_id, []).append(
-            MoveRecord(
-                ply=m.ply, player=m.player, move=m.move, think_ms=m.think_ms, rtt_ms=m.rtt_ms
-            )
+            MoveRecord(m.ply, m.player, m.move, m.think_ms, m.rtt_ms, search_json(m.analysis))
         )
     return out
 
