@@ -20,8 +20,8 @@ session: a header line, then its records in the order they must be written::
      "rows": [[ply, player, move, think_ms, rtt_ms, played_at, analysis], ...]}
     {"end": "<match id>", "values": {<the matches columns the end sets>}}
 
-(``played_at`` in seconds since the epoch; ``analysis`` the stored JSON text or null.) A journal file is replaced
-atomically (written to a temporary file, fsynced, renamed, directory
+(``played_at`` in seconds since the epoch; ``analysis`` the stored JSON text or null.)
+A journal file is replaced atomically (written to a temporary file, fsynced, renamed, directory
 fsynced) under an exclusive lock on its directory, so concurrent closers
 merge rather than overwrite, and a replay deletes only the content it
 replayed. Replay is idempotent (``BatchSql``): match rows and moves are

@@ -11,7 +11,6 @@ from sqlalchemy.orm import aliased
 
 from arena.errors import NoSuchBotError
 from arena.store.models import Bot, Match, Move, Rating, RatingHistory
-from arena.store.searches import search_json
 from arena.store.records import (
     BotRecord,
     LeaderboardRow,
@@ -21,6 +20,7 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
+from arena.store.searches import search_json
 
 _Player0 = aliased(Bot, name="player0")
 _Player1 = aliased(Bot, name="player1")
