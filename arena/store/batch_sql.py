@@ -51,7 +51,8 @@ MoveRow = tuple[int, int, int, int, int, float, str | None]
 """One pending move: ply, player, move, think ms, round trip ms, when it was played
 (seconds since the epoch) and the mover's analysis as stored (``searches``, or None).
 Its match id is the key it is grouped under. A plain tuple, because a batch crosses a
-pipe to the writer process: pickling dict rows with a ``datetime`` each cost about five times as much (``move_values`` builds the row)."""
+pipe to the writer process: pickling dict rows with a ``datetime`` each cost about five
+times as much (``move_values`` builds the row)."""
 
 
 MOVE_COLUMNS = (
