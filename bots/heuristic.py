@@ -265,4 +265,3 @@ class AlphaBetaStrategy(PooledStrategy):
             counts="nodes",
         )
         return move
-

@@ -69,6 +69,9 @@ class SearchInfo:
     workers: int = 1
     counts: Literal["simulations", "nodes"] = "simulations"
     """What ``simulations`` counts, so the report is labelled truly."""
+    tree: tuple[tuple[tuple[int, ...], int, float], ...] = ()
+    """The top of an MCTS tree: per node its moves from the root, visits and mean value
+    (for the player who made its last move), parents before children."""
 
     @property
     def sims_per_s(self) -> float:
