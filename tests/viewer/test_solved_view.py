@@ -1,4 +1,5 @@
-"""Blunders and solved values in a real headless Chromium, after a real analysis.
+"""Blunders, solved values and the evaluation graph in a real headless Chromium, after a
+real analysis.
 
 A Connect Four game written through the store (random quiet play to 28
 stones, then best and random moves: ``tests.analysis.perfect_play``) is
@@ -70,6 +71,15 @@ async def test_the_replay_marks_blunders_and_says_each_solved_value(
         title = f"blunder: {words[row.outcome_before]} → {words[row.outcome_after]}"
         await expect(marked.nth(index)).to_have_attribute("title", f"{title}; thought 10 ms")
         await expect(marked.nth(index).locator(".blunder-mark")).to_have_text("??")
+
+    # The evaluation graph has a solved point per move whose outcome is known; one jumps there.
+    known = [row.ply for row in rows if row.outcome_after is not None]
+    graph = page.locator("#eval-graph svg.eval-graph")
+    await expect(graph).to_have_attribute("data-solved-points", str(len(known)))
+    await expect(graph.locator("circle.solved-dot")).to_have_count(len(known))
+    await graph.locator(f'circle.solved-dot[data-ply="{known[0] + 1}"]').click()
+    await expect(match).to_have_attribute("data-ply", str(known[0] + 1))
+    await page.click("#last")
 
     # The final position (a completed line or a full board) has no value to show.
     solved = page.locator("#solved")
