@@ -14,11 +14,12 @@ the most visited children of the most visited moves (``bots.mcts``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from protocol.messages.codes import MAX_COUNT, MAX_MOVE, ErrorCode
+from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY, ErrorCode
 from protocol.messages.fields import Array, Float, Int, JsonDict, Nullable, Obj, _fail
 from protocol.messages.spec import Wire, fast_init
 
@@ -85,3 +86,92 @@ def principal_line(tree: Sequence[TreeNode]) -> list[int]:
         line.append(best)
         options = below[best]
     return line
+
+
+# The fast path for a whole ``analysis`` -----------------------------------------------
+
+_ANALYSIS_KEYS = frozenset(
+    ("simulations", "sims_per_s", "value", "depth", "moves", "nodes", "nodes_per_s", "tree")
+)
+_STAT_KEYS = frozenset(("move", "visits", "value"))
+_NODE_KEYS = frozenset(("move", "visits", "value", "parent"))
+
+
+def _count(value: object, hi: int = MAX_COUNT) -> bool:
+    return type(value) is int and 0 <= value <= hi
+
+
+def _number(value: object) -> float | None:
+    """``value`` as the float ``Float()`` makes of it, or None to leave it to the full parser."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is int and -(1 << 53) <= value <= 1 << 53:
+        return float(value)
+    return None
+
+
+def fast_analysis(data: object, analysis: type[Any], stat: type[Any]) -> Any:
+    """The ``analysis`` (an ``analysis`` instance) that ``data`` holds in its usual valid form,
+    or None: then the full parser decides, and words any error.
+
+    The generic parser checks each of a report's fifty-odd values through its spec and
+    builds each one's error path as it goes: some 50 us for a built-in MCTS's report, on
+    every move. This checks the same rules directly and builds the path only if it must
+    (it never does: anything it does not accept goes to the full parser). A test holds
+    the two to the same results.
+    """
+    if type(data) is not dict or not data.keys() <= _ANALYSIS_KEYS:
+        return None
+    fields: dict[str, Any] = {}
+    for name in ("simulations", "nodes"):
+        value = data.get(name)
+        if value is not None:
+            if not _count(value):
+                return None
+            fields[name] = value
+    for name in ("sims_per_s", "nodes_per_s", "value"):
+        value = data.get(name)
+        if value is not None:
+            number = _number(value)
+            if number is None or (name != "value" and number < 0.0):
+                return None
+            fields[name] = number
+    depth = data.get("depth")
+    if depth is not None:
+        if not _count(depth, MAX_PLY):
+            return None
+        fields["depth"] = depth
+    if "moves" in data:
+        moves = data["moves"]
+        if type(moves) is not list or len(moves) > MAX_ANALYSIS_MOVES:
+            return None
+        stats = []
+        for item in moves:
+            if type(item) is not dict or not item.keys() <= _STAT_KEYS:
+                return None
+            move, visits, value = item.get("move"), item.get("visits"), item.get("value")
+            if not (_count(move, MAX_MOVE) and _count(visits)):
+                return None
+            if value is not None and (value := _number(value)) is None:
+                return None
+            stats.append(stat(move, visits, value))
+        fields["moves"] = tuple(stats)
+    tree = data.get("tree")
+    if tree is not None:
+        if type(tree) is not list or len(tree) > MAX_TREE_NODES:
+            return None
+        nodes = []
+        for index, item in enumerate(tree):
+            if type(item) is not dict or not item.keys() <= _NODE_KEYS:
+                return None
+            move, visits, value = item.get("move"), item.get("visits"), item.get("value")
+            parent = item.get("parent")
+            if not (_count(move, MAX_MOVE) and _count(visits)):
+                return None
+            if value is not None and (value := _number(value)) is None:
+                return None
+            if parent is not None and not (type(parent) is int and 0 <= parent < index):
+                return None
+            nodes.append(TreeNode(move, visits, value, parent))
+        fields["tree"] = tuple(nodes)
+    return analysis(**fields)
