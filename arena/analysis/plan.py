@@ -2,9 +2,10 @@
 
 The move at ply ``k`` needs the value of the position before it (``k``
 moves played) and of the one after it (``k + 1``), unless it ended the game,
-whose value the rules give. So a whole game costs one solve per position,
-and positions are keyed so that transpositions and mirror images (which
-have the same value) are solved once.
+whose value the rules give; and, so that a replay can put each candidate's
+solved value beside the bot's search, the value after every other legal
+move too (``candidates``). Positions are keyed so that transpositions and
+mirror images (which have the same value) are solved once.
 
 A move's verdict compares the mover's outcome (1 win, 0 draw, -1 loss)
 before it and after it: a move that lowers it (a win into a draw or a loss,
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from arena.analysis.values import Solved, line_score
-from arena.store.analysis import AnalysisTarget, MoveAnalysisRecord
+from arena.store.analysis import AnalysisTarget, CandidateValue, MoveAnalysisRecord
 from protocol.errors import GameError
 from protocol.games import Connect4State
 
@@ -33,14 +34,31 @@ class Position:
     notation: str
 
 
-def verdict(ply: int, before: Solved, after: Solved, budget_ms: int) -> MoveAnalysisRecord:
+def verdict(
+    ply: int,
+    before: Solved,
+    after: Solved,
+    budget_ms: int,
+    candidates: tuple[CandidateValue, ...] = (),
+) -> MoveAnalysisRecord:
     """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side."""
     blunder = None
     if before.outcome is not None and after.outcome is not None:
         blunder = after.outcome < before.outcome
     return MoveAnalysisRecord(
-        ply, before.score, after.score, before.outcome, after.outcome, blunder, budget_ms
+        ply,
+        before.score,
+        after.score,
+        before.outcome,
+        after.outcome,
+        blunder,
+        budget_ms,
+        candidates,
     )
+
+
+Candidate = tuple[int, int]
+"""A position after one candidate move: (the ply it answers, the move)."""
 
 
 class GamePlan:
@@ -61,6 +79,8 @@ class GamePlan:
             except GameError:
                 break
         self._states = states
+        self._mirrors = mirrors
+        self._moves = target.moves
         self._keys = [min(s.boards, m.boards) for s, m in zip(states, mirrors, strict=True)]
         self.todo = [ply for ply in range(len(states) - 1) if ply not in target.settled]
         """The plies to (re)analyse."""
@@ -74,16 +94,51 @@ class GamePlan:
             if self._states[k].outcome() is None
         }
 
-    def rows(self, solved: Mapping[int, Solved], budget_ms: int) -> list[MoveAnalysisRecord]:
-        """The rows of ``todo`` from the values of ``positions()`` (the side to move's)."""
+    def candidate_positions(self) -> dict[Candidate, Position]:
+        """The unfinished positions after every other legal move of ``todo``'s plies."""
+        out = {}
+        for ply in self.todo:
+            state, played = self._states[ply], self._moves[ply]
+            for move in state.legal_moves():
+                after = state.play(move)
+                if move != played and after.outcome() is None:
+                    key = min(after.boards, self._mirrors[ply].play(6 - move).boards)
+                    out[(ply, move)] = Position(key, after.notation())
+        return out
+
+    def rows(
+        self,
+        solved: Mapping[int, Solved],
+        budget_ms: int,
+        candidates: Mapping[Candidate, Solved] | None = None,
+    ) -> list[MoveAnalysisRecord]:
+        """The rows of ``todo`` from the values of ``positions()`` (the side to move's) and,
+        when given, of ``candidate_positions()``."""
         rows = []
         for ply in self.todo:
-            ended = self._states[ply + 1].outcome()
-            if ended is None:
-                after = solved[ply + 1].negated()
-            elif ended.winner is None:
-                after = Solved(0, 0)
-            else:
-                after = Solved(1, line_score(ply))
-            rows.append(verdict(ply, solved[ply], after, budget_ms))
+            after = self._after(ply, self._states[ply + 1], solved.get(ply + 1))
+            values: tuple[CandidateValue, ...] = ()
+            if candidates is not None:
+                state, played = self._states[ply], self._moves[ply]
+                values = tuple(
+                    CandidateValue(move, value.outcome, value.score)
+                    for move in state.legal_moves()
+                    for value in [
+                        after
+                        if move == played
+                        else self._after(ply, state.play(move), candidates.get((ply, move)))
+                    ]
+                )
+            rows.append(verdict(ply, solved[ply], after, budget_ms, values))
         return rows
+
+    @staticmethod
+    def _after(ply: int, state: Connect4State, solved: Solved | None) -> Solved:
+        """The value for the mover at ``ply`` of the position ``state`` its move made."""
+        ended = state.outcome()
+        if ended is None:
+            assert solved is not None  # every unfinished position was solved
+            return solved.negated()
+        if ended.winner is None:
+            return Solved(0, 0)
+        return Solved(1, line_score(ply))

@@ -1,7 +1,8 @@
 """``Analyser``: solve the positions of stored matches in a process pool, commit game by game.
 
 Matches are read a chunk at a time and analysed a few at once (so the pool
-always has work); each match's positions go to the pool, one task per
+always has work); each match's positions (those the moves played reach, then
+those every other legal move would have reached) go to the pool, one task per
 position (``worker.solve_position``), and when all are back its rows commit
 in one transaction. An interrupted run therefore leaves whole matches, and
 the next run skips them. Positions are shared between games through a cache
@@ -106,9 +107,14 @@ class Analyser:
 
     async def _game(self, pool: Executor, target: AnalysisTarget) -> None:
         plan = GamePlan(target)
-        positions = plan.positions()
+        positions, candidates = plan.positions(), plan.candidate_positions()
         values = await asyncio.gather(*(self._value(pool, p) for p in positions.values()))
-        rows = plan.rows(dict(zip(positions, values, strict=True)), self.budget_ms)
+        others = await asyncio.gather(*(self._value(pool, p) for p in candidates.values()))
+        rows = plan.rows(
+            dict(zip(positions, values, strict=True)),
+            self.budget_ms,
+            dict(zip(candidates, others, strict=True)),
+        )
         await self.store.save_analysis(target.match_id, rows)
         summary = self.summary
         summary.games += 1

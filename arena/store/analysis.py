@@ -14,6 +14,7 @@ are exact, or when it was analysed with at least the budget now asked for.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,6 +45,35 @@ class MoveAnalysisRecord:
     outcome_after: int | None
     blunder: bool | None
     budget_ms: int
+    candidates: tuple[CandidateValue, ...] = ()
+    """The solved value of every legal move the mover had, in move order (empty when
+    analysed before candidates were)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateValue:
+    """The solved value of one move the mover could have played, from the mover's side."""
+
+    move: int
+    outcome: int | None
+    score: int | None
+
+
+def candidates_text(candidates: Sequence[CandidateValue]) -> str | None:
+    """The ``move_analysis.candidates`` JSON of ``candidates`` (None when there are none)."""
+    if not candidates:
+        return None
+    return json.dumps(
+        [{"move": c.move, "outcome": c.outcome, "score": c.score} for c in candidates],
+        separators=(",", ":"),
+    )
+
+
+def candidates_of(text: str | None) -> tuple[CandidateValue, ...]:
+    """The candidates stored as ``text`` (``candidates_text``)."""
+    if text is None:
+        return ()
+    return tuple(CandidateValue(c["move"], c["outcome"], c["score"]) for c in json.loads(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +197,7 @@ _COLUMNS = [
     "blunder",
     "budget_ms",
     "analysed_at",
+    "candidates",
 ]
 
 
@@ -192,6 +223,7 @@ async def save_analysis(
                 "blunder": row.blunder,
                 "budget_ms": row.budget_ms,
                 "analysed_at": now,
+                "candidates": candidates_text(row.candidates),
             }
             for row in rows
         ],
@@ -212,6 +244,7 @@ async def match_analysis(session: AsyncSession, match_id: str) -> list[MoveAnaly
             outcome_after=row.outcome_after,
             blunder=row.blunder,
             budget_ms=row.budget_ms,
+            candidates=candidates_of(row.candidates),
         )
         for row in rows
     ]

@@ -294,3 +294,5 @@ class MoveAnalysis(Base):
     blunder: Mapped[bool | None] = mapped_column(Boolean)
     budget_ms: Mapped[int] = mapped_column(Integer)
     analysed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    candidates: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """JSON: the solved value of every legal move of the position (``CandidateValue``)."""
