@@ -477,6 +477,7 @@ function renderTelemetry() {
     ply: ply - 1,
     played: state.moves[ply - 1],
     formatMove: state.game.formatMove,
+    solved: state.solved.get(ply - 1) ?? null,
   });
 }
 
