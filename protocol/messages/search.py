@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard
 
 from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY, ErrorCode
 from protocol.messages.fields import Array, Float, Int, JsonDict, Nullable, Obj, _fail
@@ -97,7 +97,7 @@ _STAT_KEYS = frozenset(("move", "visits", "value"))
 _NODE_KEYS = frozenset(("move", "visits", "value", "parent"))
 
 
-def _count(value: object, hi: int = MAX_COUNT) -> bool:
+def _count(value: object, hi: int = MAX_COUNT) -> TypeGuard[int]:
     return type(value) is int and 0 <= value <= hi
 
 
