@@ -211,7 +211,8 @@ async def test_the_api_serves_solved_moves_and_each_bots_figures(analysed: Analy
             body = await get_json(server.port, f"/api/matches/{match_id}")
             check_route("/api/matches/{match_id}", 200, body)
             rows = await store.match_analysis(match_id)
-            assert body["solved"] == [dataclasses.asdict(row) for row in rows]
+            # As JSON: the candidates' tuple is an array.
+            assert body["solved"] == json.loads(json.dumps([dataclasses.asdict(r) for r in rows]))
         for bot, counts in expected.items():
             page = await get_json(server.port, f"/api/bots/{bot}")
             check_route("/api/bots/{name}", 200, page)
