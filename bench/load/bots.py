@@ -36,7 +36,8 @@ def _analysis() -> str:
         tree += [TreeNode(m, 810 - 300 * m, 0.0521, parent) for m in range(2)]
     for depth in range(3):  # the principal line goes on
         tree.append(TreeNode(3, 250 - 60 * depth, -0.0312, len(tree) - 1 if depth else 9))
-    return json.dumps(Analysis(10_000, 1118022.1, 0.1809, None, moves, tree=tuple(tree)).to_dict())
+    report = Analysis(10_000, 1118022.1, 0.1809, None, moves, tree=tuple(tree))
+    return json.dumps(report.to_dict(), separators=(",", ":"))  # compact, as bots write it
 
 
 ANALYSIS = _analysis()
