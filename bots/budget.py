@@ -172,11 +172,7 @@ class Budget:
         think = think_ms(time_left_ms, bank_ms, rtt_ms, rtt_floor_ms, margin_ms, lag_ms)
         last_ms = max(think, time_left_ms - uncredited_rtt_ms(rtt_ms, rtt_floor_ms) - SEND_MS)
         return cls(
-            received + think / 1000.0,
-            time_left_ms,
-            bank_ms,
-            rtt_ms,
-            think,
+            received + think / 1000.0, time_left_ms, bank_ms, rtt_ms, think,
             received + last_ms / 1000.0,
         )
 

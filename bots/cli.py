@@ -40,9 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--quiet", action="store_true", help="no per-game progress lines")
     play.add_argument(
-        "--move-ms",
-        type=positive_int,
-        default=None,
+        "--move-ms", type=positive_int, default=None,
         help="put both players on a clock: time per move (ms); a move over its time loses",
     )
     play.add_argument(

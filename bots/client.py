@@ -497,9 +497,8 @@ class BotClient:
         if self._forfeiting:  # paired as the resignations went out
             self._resign(start.match_id)
         elif self._draining:
-            log.info(
-                "playing match %s: it was paired before the seek was withdrawn", start.match_id
-            )
+            log.info("playing match %s: it was paired before the seek was withdrawn",
+                     start.match_id)
         else:
             self._look_for_match()
 

@@ -81,22 +81,17 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--url",
-        action="append",
-        type=url_list,
-        metavar="URL[,URL...]",
+        "--url", action="append", type=url_list, metavar="URL[,URL...]",
         help="server URL: wss://HOST:PORT (TLS), or ws:// to this machine (default "
         f"{DEFAULT_URL}); several (comma-separated or repeated): nodes of one arena, "
         "tried in turn when a connection fails or drops",
     )
     parser.add_argument(
-        "--ca-file",
-        metavar="FILE",
+        "--ca-file", metavar="FILE",
         help="wss://: trust only the CA certificates in this PEM file (default: the system's)",
     )
     parser.add_argument(
-        "--insecure",
-        action="store_true",
+        "--insecure", action="store_true",
         help="allow a plain ws:// URL to another host (the token travels in clear text)",
     )
     parser.add_argument("--name", required=True, help="the bot's registered name")
@@ -112,44 +107,32 @@ def _parser() -> argparse.ArgumentParser:
         "--max-matches", type=positive_int, default=1, help="matches played at once (default 1)"
     )
     parser.add_argument(
-        "--move-ms",
-        type=positive_int,
-        default=DEFAULT_TIME_CONTROL.move_ms,
+        "--move-ms", type=positive_int, default=DEFAULT_TIME_CONTROL.move_ms,
         help="time per move to seek or challenge with (ms)",
     )
     parser.add_argument(
-        "--bank-ms",
-        type=non_negative_int,
-        default=DEFAULT_TIME_CONTROL.bank_ms,
+        "--bank-ms", type=non_negative_int, default=DEFAULT_TIME_CONTROL.bank_ms,
         help="time bank to seek or challenge with (ms)",
     )
     parser.add_argument("--challenge", metavar="OPPONENT", help="challenge this bot, not seek")
     parser.add_argument(
-        "--accept-challenges",
-        action=argparse.BooleanOptionalAction,
-        default=True,
+        "--accept-challenges", action=argparse.BooleanOptionalAction, default=True,
         help="accept challenges for --game (default: yes)",
     )
     parser.add_argument(
-        "--guests",
-        action=argparse.BooleanOptionalAction,
-        default=True,
+        "--guests", action=argparse.BooleanOptionalAction, default=True,
         help="accept challenges from guests too: people playing the bot from the web viewer, "
         "unrated (default: yes)",
     )
     parser.add_argument(
-        "--seek",
-        action=argparse.BooleanOptionalAction,
-        default=True,
+        "--seek", action=argparse.BooleanOptionalAction, default=True,
         help="seek matches (default: yes; --no-seek waits for challenges, e.g. a tournament's)",
     )
     parser.add_argument(
         "--no-analysis", action="store_true", help="do not send search statistics with moves"
     )
     parser.add_argument(
-        "--margin-ms",
-        type=non_negative_int,
-        default=int(MARGIN_MS),
+        "--margin-ms", type=non_negative_int, default=int(MARGIN_MS),
         help=f"fixed safety margin kept off each move's time (default {MARGIN_MS:g}; "
         "10%% of the move's time and the round trip's jitter come on top)",
     )
@@ -277,9 +260,8 @@ async def _play(config: ClientConfig, spec: str, analysis: bool) -> int:
             summary = await client.run()
         except RefusedError as exc:
             hint = _REFUSAL_HINTS.get(exc.code, "giving up")
-            log.error(
-                "the server refused bot %s: %s (%s); %s", config.name, exc.message, exc.code, hint
-            )
+            log.error("the server refused bot %s: %s (%s); %s",
+                      config.name, exc.message, exc.code, hint)
             return EXIT_REFUSED
         except ClientError as exc:
             log.error("%s", exc)

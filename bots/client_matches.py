@@ -233,9 +233,7 @@ class Searches:
             self._summary.fallback_moves += 1
             log.warning(
                 "match %s ply %d: no move from the search as the time runs out; playing %d",
-                turn.match_id,
-                turn.ply,
-                move,
+                turn.match_id, turn.ply, move,
             )
         except Exception:
             self._summary.fallback_moves += 1
@@ -252,13 +250,8 @@ class Searches:
         self._post(search.result)
         if budget.deadline is not None:
             # Negative: the search overran its deadline (a stalled machine eats the margin).
-            log.debug(
-                "match %s ply %d: move %d posted %+.0f ms from the deadline",
-                turn.match_id,
-                turn.ply,
-                move,
-                (time.monotonic() - budget.deadline) * 1000,
-            )
+            log.debug("match %s ply %d: move %d posted %+.0f ms from the deadline",
+                      turn.match_id, turn.ply, move, (time.monotonic() - budget.deadline) * 1000)
 
     def drop(self, match_id: str) -> None:
         """Forget (and stop) the search of ``match_id``."""

@@ -265,3 +265,4 @@ class AlphaBetaStrategy(PooledStrategy):
             counts="nodes",
         )
         return move
+

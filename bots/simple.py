@@ -60,8 +60,7 @@ def _takes_budget(function: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):  # some builtins have no signature
         return False
     return parameter is not None and parameter.kind in (
-        parameter.POSITIONAL_OR_KEYWORD,
-        parameter.KEYWORD_ONLY,
+        parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY
     )
 
 
@@ -161,17 +160,9 @@ def run_bot(
     )
     return asyncio.run(
         play_bot(
-            choose,
-            url=url,
-            name=name,
-            game=game,
-            token=token,
-            games=games,
-            time_control=time_control,
-            challenge=challenge,
-            accept_challenges=accept_challenges,
-            max_matches=max_matches,
-            ca_file=ca_file,
-            insecure=insecure,
+            choose, url=url, name=name, game=game, token=token, games=games,
+            time_control=time_control, challenge=challenge,
+            accept_challenges=accept_challenges, max_matches=max_matches,
+            ca_file=ca_file, insecure=insecure,
         )
     )

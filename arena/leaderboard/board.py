@@ -105,7 +105,6 @@ class Board:
         if a not in names or b not in names:
             return None
         from arena.stats.elo import Z95
-
         i, j = names.index(a), names.index(b)
         covariance = self.fit.covariance
         variance = max(float(covariance[i, i] + covariance[j, j] - 2.0 * covariance[i, j]), 0.0)
@@ -176,7 +175,6 @@ def estimate_json(estimate: EloEstimate | None) -> dict[str, float] | None:
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
     """``a`` against ``b`` on ``board``: W/D/L, ``elo_estimate`` and the fitted difference."""
     from arena.stats import elo_estimate
-
     wins, draws, losses = board.record(a, b)
     estimate = elo_estimate((losses, draws, wins)) if wins + draws + losses else None
     return HeadToHead(board.game, a, b, wins, draws, losses, estimate, board.difference(a, b))
@@ -192,7 +190,6 @@ def build_board(
     provisional rating rather than a missing line.
     """
     from arena.stats import PairResult, fit_ratings
-
     results = tuple(PairResult(*cell) for cell in cells)
     names = [row.bot for row in rows]
     fit = fit_ratings(results, bots=names, weights=WEIGHTS)

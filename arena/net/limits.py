@@ -73,7 +73,9 @@ class AddressBuckets:
 
     def take(self, address: str) -> bool:
         """Spend one of ``address``'s tokens; False when it has none left."""
-        bucket = self._buckets.pop(address, None) or TokenBucket(self.rate, self.burst, self._clock)
+        bucket = self._buckets.pop(address, None) or TokenBucket(
+            self.rate, self.burst, self._clock
+        )
         self._buckets[address] = bucket  # most recently used last
         while len(self._buckets) > self._max_addresses:
             self._buckets.popitem(last=False)

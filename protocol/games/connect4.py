@@ -35,7 +35,9 @@ _TOP_FIRST = tuple(reversed(range(ROWS)))
 
 def _row_text(x_row: int, o_row: int) -> str:
     sx, so = PLAYER_SYMBOLS
-    return "".join(sx if x_row >> c & 1 else so if o_row >> c & 1 else "." for c in range(COLUMNS))
+    return "".join(
+        sx if x_row >> c & 1 else so if o_row >> c & 1 else "." for c in range(COLUMNS)
+    )
 
 
 # The text of a row, indexed by its x bits << 7 | its o bits (None where both overlap).

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 LINES: tuple[tuple[int, int, int], ...] = (
-    (0, 1, 2),
-    (3, 4, 5),
-    (6, 7, 8),  # rows
-    (0, 3, 6),
-    (1, 4, 7),
-    (2, 5, 8),  # columns
-    (0, 4, 8),
-    (2, 4, 6),  # diagonals
+    (0, 1, 2), (3, 4, 5), (6, 7, 8),  # rows
+    (0, 3, 6), (1, 4, 7), (2, 5, 8),  # columns
+    (0, 4, 8), (2, 4, 6),  # diagonals
 )
 """Cell indices (row-major 0-8) of every line."""
 

@@ -220,7 +220,9 @@ class UltimateTicTacToeState(GameState):
 
         Example after the first move in the centre: ``..../....x..../... o 4`` (abridged).
         """
-        boards = "/".join("".join(self._symbol(9 * b + c) for c in range(9)) for b in range(9))
+        boards = "/".join(
+            "".join(self._symbol(9 * b + c) for c in range(9)) for b in range(9)
+        )
         forced = "-" if self.forced == FREE else str(self.forced)
         return f"{boards} {PLAYER_SYMBOLS[self._to_move]} {forced}"
 
@@ -232,7 +234,9 @@ class UltimateTicTacToeState(GameState):
             raise PositionDecodeError(f"{game}: a position must be a string")
         parts = text.split(" ")
         if len(parts) != 3:
-            raise PositionDecodeError(f"{game}: expected '<boards> <side> <forced>', got {text!r}")
+            raise PositionDecodeError(
+                f"{game}: expected '<boards> <side> <forced>', got {text!r}"
+            )
         board_text, side, forced_text = parts
         locals_text = board_text.split("/")
         if len(locals_text) != 9 or any(len(b) != 9 for b in locals_text):

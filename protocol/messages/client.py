@@ -59,7 +59,9 @@ class Hello(Message):
         Rule({"role": OneOf(("guest",))}, {"name": IsNull()}, "a guest hello has no name"),
     )
 
-    role: Annotated[Literal["bot", "spectator", "guest"], Choice(("bot", "spectator", "guest"))]
+    role: Annotated[
+        Literal["bot", "spectator", "guest"], Choice(("bot", "spectator", "guest"))
+    ]
     version: Annotated[int, Int(0, (1 << 31) - 1)]
     name: Annotated[str | None, Nullable(BOT_NAME)] = None
     token: Annotated[str | None, Nullable(Str(256, TOKEN_PATTERN, 1))] = None
