@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 from bots.budget import Budget, think_ms
 from bots.strategy import SearchInfo, Strategy
 from protocol.games import GameState
-from protocol.messages import Analysis, MoveStat, TimeControl
+from protocol.messages import MAX_TREE_NODES, Analysis, MoveStat, TimeControl, TreeNode
 from protocol.messages.codes import MAX_ANALYSIS_MOVES
 
 
@@ -84,7 +84,25 @@ def analysis_from(info: SearchInfo | None) -> Analysis | None:
             for move, visits, value in ranked
         ),
         pv=info.pv[:MAX_ANALYSIS_MOVES],
+        tree=_tree(info.tree),
     )
+
+
+def _tree(stats: tuple[tuple[tuple[int, ...], int, float], ...]) -> tuple[TreeNode, ...] | None:
+    """The wire tree of a search's tree statistics (parents first), cut to the protocol's bound."""
+    if not stats:
+        return None
+    index: dict[tuple[int, ...], int] = {}
+    nodes: list[TreeNode] = []
+    for path, visits, value in stats:
+        parent = index.get(path[:-1]) if len(path) > 1 else None
+        if len(path) > 1 and parent is None:
+            continue  # its parent was cut
+        if len(nodes) == MAX_TREE_NODES:
+            break
+        index[path] = len(nodes)
+        nodes.append(TreeNode(path[-1], visits, _finite(value, 4), parent))
+    return tuple(nodes)
 
 
 def _finite(value: float | None, digits: int) -> float | None:

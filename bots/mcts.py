@@ -34,6 +34,15 @@ from protocol.games import GameState, Outcome
 DEFAULT_EXPLORATION = math.sqrt(2)
 DEFAULT_SIMULATIONS = 10_000
 ENGINES = ("auto", "kernel", "python")
+TREE_BREADTH = (3, 2, 2)
+"""How many children of each node the reported tree keeps, per ply from the root (the most
+visited ones): 3 moves, 2 answers to each, 2 replies to each."""
+TREE_DEPTH = 6
+"""Plies of the reported tree: past ``TREE_BREADTH`` only the principal line goes on."""
+
+TreeStat = tuple[tuple[int, ...], int, float]
+"""One node of a reported tree: its moves from the root, its visits and its value sum
+(from the view of the player who made its last move)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +59,8 @@ class RootStats:
     simulations: int
     elapsed_s: float
     proven: tuple[int, ...] = ()
+    tree: tuple[TreeStat, ...] = ()
+    """The top of the search tree (``top_of_tree``), parents before children."""
 
     def best_move(self) -> int:
         """A proven win, else the most visited move that is not a proven loss.
@@ -95,6 +106,11 @@ def merge_root_stats(results: list[RootStats]) -> RootStats:
             values[move] = values.get(move, 0.0) + v
             proven[move] = _combine_proofs(proven.get(move, 0), p)
     moves = tuple(sorted(visits))
+    nodes: dict[tuple[int, ...], tuple[int, float]] = {}
+    for result in results:
+        for path, n, v in result.tree:
+            before = nodes.get(path, (0, 0.0))
+            nodes[path] = (before[0] + n, before[1] + v)
     return RootStats(
         moves=moves,
         visits=tuple(visits[m] for m in moves),
@@ -102,7 +118,69 @@ def merge_root_stats(results: list[RootStats]) -> RootStats:
         simulations=sum(r.simulations for r in results),
         elapsed_s=max((r.elapsed_s for r in results), default=0.0),
         proven=tuple(proven[m] for m in moves),
+        tree=top_of_tree((), lambda path: _merged_children(nodes, path)),
     )
+
+
+Children = Callable[[Any], list[tuple[int, int, float, Any]]]
+"""A tree's children of a node: (move, visits, value sum, the child) each."""
+
+
+def top_of_tree(root: Any, children: Children) -> tuple[TreeStat, ...]:
+    """The reported part of a search tree below ``root``, parents before their children.
+
+    At each ply the ``TREE_BREADTH`` most visited children of every kept node
+    (unvisited ones never), then the most visited child alone down the
+    principal line to ``TREE_DEPTH`` plies. Reads a few dozen nodes, whatever
+    the tree's size: the search is over before this runs.
+    """
+    out: list[TreeStat] = []
+
+    def walk(node: Any, path: tuple[int, ...], principal: bool) -> None:
+        depth = len(path)
+        if depth >= TREE_DEPTH:
+            return
+        breadth = TREE_BREADTH[depth] if depth < len(TREE_BREADTH) else int(principal)
+        ranked = sorted(children(node), key=lambda child: -child[1])[:breadth]
+        for rank, (move, visits, value, child) in enumerate(ranked):
+            if visits <= 0:
+                break
+            out.append(((*path, move), visits, value))
+            walk(child, (*path, move), principal and rank == 0)
+
+    walk(root, (), True)
+    return tuple(out)
+
+
+def _merged_children(
+    nodes: dict[tuple[int, ...], tuple[int, float]], path: tuple[int, ...]
+) -> list[tuple[int, int, float, Any]]:
+    """``Children`` over merged tree statistics keyed by path."""
+    return [
+        (p[-1], n, v, p)
+        for p, (n, v) in nodes.items()
+        if len(p) == len(path) + 1 and p[:-1] == path
+    ]
+
+
+def _kernel_children(t: Any) -> Children:
+    """``Children`` over a kernel tree's flat arrays (``bots.kernels.tree``)."""
+
+    def children(node: int) -> list[tuple[int, int, float, Any]]:
+        # Whole slices at once: reading the arrays element by element costs ten times as much.
+        first = int(t.first_child[node])
+        end = first + int(t.n_children[node])
+        return list(
+            zip(
+                t.move[first:end].tolist(),
+                [int(v) for v in t.visits[first:end].tolist()],
+                t.value[first:end].tolist(),
+                range(first, end),
+                strict=True,
+            )
+        )
+
+    return children
 
 
 # Worker-side tasks (module-level so the pool can pickle them by reference) ---
@@ -137,6 +215,7 @@ def search_task(
         simulations=done,
         elapsed_s=elapsed,
         proven=tuple(int(t.proven[k]) for k in order),
+        tree=top_of_tree(0, _kernel_children(t)),
     )
 
 
@@ -256,6 +335,9 @@ def python_search(
         values=tuple(c.value for c in children),
         simulations=done,
         elapsed_s=time.perf_counter() - start,
+        tree=top_of_tree(
+            root, lambda node: [(c.move, c.visits, c.value, c) for c in node.children]
+        ),
     )
 
 
@@ -378,6 +460,7 @@ class MCTSStrategy(PooledStrategy):
                 for m, n, v in zip(merged.moves, merged.visits, merged.values, strict=True)
             ),
             workers=max(self.workers, 1),
+            tree=tuple((path, n, v / n) for path, n, v in merged.tree),
         )
         return merged.best_move()
 

@@ -82,6 +82,9 @@ class SearchInfo:
     """What ``simulations`` counts, so the report is labelled truly."""
     pv: tuple[int, ...] = ()
     """The principal variation, when the search reports one (UGI engines' ``info pv``)."""
+    tree: tuple[tuple[tuple[int, ...], int, float], ...] = ()
+    """The top of an MCTS tree: per node its moves from the root, visits and mean value
+    (for the player who made its last move), parents before children."""
 
     @property
     def sims_per_s(self) -> float:

@@ -2,9 +2,10 @@
 
 The move at ply ``k`` needs the value of the position before it (``k``
 moves played) and of the one after it (``k + 1``), unless it ended the game,
-whose value the rules give. So a whole game costs one solve per position,
-and positions are keyed so that transpositions and mirror images (which
-have the same value) are solved once.
+whose value the rules give; and, so that a replay can put each candidate's
+solved value beside the bot's search, the value after every other legal
+move too (``candidates``). Positions are keyed so that transpositions and
+mirror images (which have the same value) are solved once.
 
 A move's verdict compares the mover's outcome (1 win, 0 draw, -1 loss)
 before it and after it: a move that lowers it (a win into a draw or a loss,
@@ -14,7 +15,8 @@ Whether the choice mattered (some legal move has another outcome than the
 position) decides whether a move is judged at all: in a lost position, or
 where every move keeps the value, any move is as good as the best. A blunder
 shows that it mattered; a move that kept the value needs the other moves'
-values too (``choices``, a second round of solves, only for such moves).
+values too (``candidate_positions``, the second round of solves, which also
+gives a replay each candidate's value).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from arena.analysis.values import UNKNOWN, Solved, line_score
-from arena.store.analysis import AnalysisTarget, MoveAnalysisRecord
+from arena.store.analysis import AnalysisTarget, CandidateValue, MoveAnalysisRecord
 from protocol.errors import GameError
 from protocol.games import Connect4State
 
@@ -53,16 +55,30 @@ def choice_matters(before: Solved, moves: Sequence[Solved]) -> bool | None:
 
 
 def verdict(
-    ply: int, before: Solved, after: Solved, budget_ms: int, others: Sequence[Solved]
+    ply: int,
+    before: Solved,
+    after: Solved,
+    budget_ms: int,
+    others: Sequence[Solved],
+    candidates: tuple[CandidateValue, ...] = (),
 ) -> MoveAnalysisRecord:
     """The analysis row of the move at ``ply``; ``before`` and ``after`` from the mover's side,
-    ``others`` the values of every move not played (``UNKNOWN`` where not solved)."""
+    ``others`` the values of every move not played (``UNKNOWN`` where not solved),
+    ``candidates`` every legal move's value for the replay (empty: not stored)."""
     blunder = None
     if before.outcome is not None and after.outcome is not None:
         blunder = after.outcome < before.outcome
     matters = choice_matters(before, [after, *others])
     return MoveAnalysisRecord(
-        ply, before.score, after.score, before.outcome, after.outcome, blunder, budget_ms, matters
+        ply,
+        before.score,
+        after.score,
+        before.outcome,
+        after.outcome,
+        blunder,
+        budget_ms,
+        choice_matters=matters,
+        candidates=candidates,
     )
 
 
@@ -75,6 +91,10 @@ def _played_value(state: Connect4State, ply: int, solved: Solved | None) -> Solv
     if ended.winner is None:
         return Solved(0, 0)
     return Solved(1, line_score(ply))
+
+
+Candidate = tuple[int, int]
+"""A position after one candidate move: (the ply it answers, the move)."""
 
 
 class GamePlan:
@@ -110,41 +130,40 @@ class GamePlan:
             if self._states[k].outcome() is None
         }
 
-    def choices(self, solved: Mapping[int, Solved]) -> dict[tuple[int, int], Position]:
-        """The unfinished positions after the moves not played, by ``(ply, move)``, where the
-        values of ``positions()`` leave open whether the choice mattered."""
-        wanted: dict[tuple[int, int], Position] = {}
+    def candidate_positions(self) -> dict[Candidate, Position]:
+        """The unfinished positions after every other legal move of ``todo``'s plies: their
+        values tell whether the choice mattered and stand beside the search in a replay."""
+        out = {}
         for ply in self.todo:
-            before = solved[ply]
-            after = _played_value(self._states[ply + 1], ply, solved.get(ply + 1))
-            if before.outcome in (None, -1) or after.outcome != before.outcome:
-                continue  # unknown, lost (no move loses more), a blunder, or unjudged
-            state, mirror = self._states[ply], self._mirrors[ply]
+            state, played = self._states[ply], self._played[ply]
             for move in state.legal_moves():
-                child = state.play(move)
-                if move == self._played[ply] or child.outcome() is not None:
-                    continue
-                key = min(child.boards, mirror.play(6 - move).boards)
-                wanted[(ply, move)] = Position(key, child.notation())
-        return wanted
+                after = state.play(move)
+                if move != played and after.outcome() is None:
+                    key = min(after.boards, self._mirrors[ply].play(6 - move).boards)
+                    out[(ply, move)] = Position(key, after.notation())
+        return out
 
     def rows(
         self,
         solved: Mapping[int, Solved],
         budget_ms: int,
-        choices: Mapping[tuple[int, int], Solved] | None = None,
+        candidates: Mapping[Candidate, Solved] | None = None,
     ) -> list[MoveAnalysisRecord]:
-        """The rows of ``todo`` from the values of ``positions()`` and ``choices()`` (the side
-        to move's)."""
-        choices = choices or {}
+        """The rows of ``todo`` from the values of ``positions()`` and, when given, of
+        ``candidate_positions()`` (the side to move's)."""
         rows = []
         for ply in self.todo:
             after = _played_value(self._states[ply + 1], ply, solved.get(ply + 1))
-            state = self._states[ply]
-            others = [
-                _played_value(state.play(move), ply, choices.get((ply, move)))
+            state, played = self._states[ply], self._played[ply]
+            values = {
+                move: after
+                if move == played
+                else _played_value(state.play(move), ply, (candidates or {}).get((ply, move)))
                 for move in state.legal_moves()
-                if move != self._played[ply]
-            ]
-            rows.append(verdict(ply, solved[ply], after, budget_ms, others))
+            }
+            others = [value for move, value in values.items() if move != played]
+            stored: tuple[CandidateValue, ...] = ()
+            if candidates is not None:
+                stored = tuple(CandidateValue(m, v.outcome, v.score) for m, v in values.items())
+            rows.append(verdict(ply, solved[ply], after, budget_ms, others, stored))
         return rows

@@ -1,10 +1,10 @@
 """``Analyser``: solve the positions of stored matches in a process pool, commit game by game.
 
 Matches are read a chunk at a time and analysed a few at once (so the pool
-always has work); each match's positions go to the pool, one task per
-position (``worker.solve_position``), then the positions after the moves
-not played where they decide whether the choice mattered (``GamePlan.choices``),
-and when all are back its rows commit
+always has work); each match's positions (those the moves played reach, then
+those every other legal move would have reached) go to the pool, one task per
+position (``worker.solve_position``; the second round's values also tell
+whether the choice mattered, ``GamePlan.rows``), and when all are back its rows commit
 in one transaction. An interrupted run therefore leaves whole matches, and
 the next run skips them. Positions are shared between games through a cache
 keyed up to mirror symmetry, which is where the expensive ones are: every
@@ -110,13 +110,14 @@ class Analyser:
 
     async def _game(self, pool: Executor, target: AnalysisTarget) -> None:
         plan = GamePlan(target)
-        positions = plan.positions()
+        positions, candidates = plan.positions(), plan.candidate_positions()
         values = await asyncio.gather(*(self._value(pool, p) for p in positions.values()))
-        solved = dict(zip(positions, values, strict=True))
-        # Second round: the moves not played, where they decide whether the choice mattered.
-        choices = plan.choices(solved)
-        others = await asyncio.gather(*(self._value(pool, p) for p in choices.values()))
-        rows = plan.rows(solved, self.budget_ms, dict(zip(choices, others, strict=True)))
+        others = await asyncio.gather(*(self._value(pool, p) for p in candidates.values()))
+        rows = plan.rows(
+            dict(zip(positions, values, strict=True)),
+            self.budget_ms,
+            dict(zip(candidates, others, strict=True)),
+        )
         await self.store.save_analysis(target.match_id, rows)
         summary = self.summary
         summary.games += 1

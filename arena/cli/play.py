@@ -13,7 +13,8 @@ asked for again. Moves are typed as the protocol numbers them (connect4:
 the columns 0-6 written under the board). After each of the bot's moves the
 board is redrawn with what its search reported, the report a bot sends with
 its move in the arena (``bots.choosing.analysis_from``): simulations or
-nodes, the value for the bot, the most visited moves.
+nodes, the value for the bot, the most visited moves, and (MCTS) the top of
+its search tree as indented text with the principal line marked.
 
 Nothing is stored and nothing is rated. ``q``, end of input (Ctrl-D) or
 Ctrl-C end the game; the exit status is 0 for a game played to its end or
@@ -28,7 +29,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from arena.cli.common import Subparsers, whole_number
@@ -36,6 +38,8 @@ from arena.errors import ArenaError
 from arena.live.watch import CLEAR, MARKS
 from protocol.errors import IllegalMoveError
 from protocol.games import GAMES, GameState, Outcome, Termination, new_game
+from protocol.messages import TreeNode, principal_line
+from protocol.messages.search import children
 
 if TYPE_CHECKING:
     from bots.strategy import Strategy
@@ -155,12 +159,33 @@ def describe_analysis(analysis: Analysis | None) -> str:
     return text
 
 
+def tree_lines(tree: Sequence[TreeNode] | None) -> list[str]:
+    """The reported search tree as indented text, one node a line; ``*`` marks the principal
+    line. Each node: its move, visits and value for the player who plays it."""
+    if not tree:
+        return []
+    below, principal = children(tree), set(principal_line(tree))
+    lines = ["search tree (move: visits, value for its player; * principal line):"]
+
+    def walk(index: int, depth: int) -> None:
+        node = tree[index]
+        value = "" if node.value is None else f", {node.value:+.2f}"
+        mark = "*" if index in principal else "-"
+        lines.append(f"{'  ' * depth}{mark} {node.move}: {node.visits:,}{value}")
+        for child in below[index]:
+            walk(child, depth + 1)
+
+    for top in below[len(tree)]:
+        walk(top, 1)
+    return lines
+
+
 @dataclass(slots=True)
 class Turn:
     """What happened on the last ply, for the status lines under the board."""
 
     text: str
-    analysis_line: str | None = None
+    analysis_lines: list[str] = field(default_factory=list)
 
 
 class Session:
@@ -221,7 +246,11 @@ class Session:
         self.state = self.state.play(move)
         bot = MARKS[1 - self.human]
         self.last = Turn(
-            f"bot ({bot}) played {move} in {took:.2f} s", f"search: {describe_analysis(analysis)}"
+            f"bot ({bot}) played {move} in {took:.2f} s",
+            [
+                f"search: {describe_analysis(analysis)}",
+                *tree_lines(None if analysis is None else analysis.tree),
+            ],
         )
 
     def ask(self, inp: TextIO, out: TextIO) -> int | None:
@@ -257,8 +286,7 @@ class Session:
         ]
         if self.last is not None:
             lines.append(self.last.text)
-            if self.last.analysis_line:
-                lines.append(self.last.analysis_line)
+            lines += self.last.analysis_lines
         out.write((CLEAR if self._redraw else "") + "\n".join(lines) + "\n")
         out.flush()
 

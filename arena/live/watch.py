@@ -48,6 +48,7 @@ from protocol.messages import (
     Watch,
     Welcome,
     parse_server_message,
+    principal_line,
 )
 
 MARKS = ("x", "o")
@@ -138,7 +139,8 @@ def render(view: MatchView) -> str:
 
 
 def describe_search(analysis: Analysis | None) -> str:
-    """What the last mover reported about its search, each count named for what it counts."""
+    """What the last mover reported about its search, each count named for what it counts,
+    and the principal line of its tree if it sent one."""
     if analysis is None:
         return ""
     parts = [
@@ -150,6 +152,9 @@ def describe_search(analysis: Analysis | None) -> str:
         parts.append(f"depth {analysis.depth}")
     if analysis.value is not None:
         parts.append(f"value {analysis.value:+.2f}")
+    if analysis.tree:
+        line = " ".join(str(analysis.tree[i].move) for i in principal_line(analysis.tree))
+        parts.append(f"line {line}")
     return ", ".join(parts)
 
 

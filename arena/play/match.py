@@ -78,9 +78,17 @@ class MatchRecorder(Protocol):
     """The persistence a match needs (``arena.store.Store`` satisfies it)."""
 
     def record_move(
-        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+        self,
+        match_id: str,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
     ) -> None:
-        """Queue one applied move for the next group commit; ``player`` is the seat."""
+        """Queue one applied move, with its mover's analysis, for the next group commit;
+        ``player`` is the seat."""
         ...
 
     async def finish_match(
@@ -252,9 +260,17 @@ class Match:
         link = self._links[player]
         return link.rtt_ms if link is not None else 0.0
 
-    def record_move(self, ply: int, player: int, move: int, think_ms: int, rtt_ms: int) -> None:
-        """Queue the move for the group commit."""
-        self._recorder.record_move(self.match_id, ply, player, move, think_ms, rtt_ms)
+    def record_move(
+        self,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
+    ) -> None:
+        """Queue the move, with its analysis, for the group commit."""
+        self._recorder.record_move(self.match_id, ply, player, move, think_ms, rtt_ms, analysis)
 
     def moved(self, moved: Moved, analysis: Analysis | None) -> None:
         """Hand the move to spectators."""

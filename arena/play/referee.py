@@ -87,8 +87,16 @@ class Outlet(Protocol):
         """The measured network round trip of ``player``'s connection (0 when away)."""
         ...
 
-    def record_move(self, ply: int, player: int, move: int, think_ms: int, rtt_ms: int) -> None:
-        """Store an applied move (queued for the next group commit)."""
+    def record_move(
+        self,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
+    ) -> None:
+        """Store an applied move and its mover's analysis (queued for the next group commit)."""
         ...
 
     def moved(self, moved: Moved, analysis: Analysis | None) -> None:
@@ -221,7 +229,7 @@ class Referee:
         self.position = after.encode_after(self.position, move)
         self._has_moved[player] = True
         self.last_analysis = analysis
-        self._out.record_move(ply, player, move, think, round(self._turn_rtt_ms))
+        self._out.record_move(ply, player, move, think, round(self._turn_rtt_ms), analysis)
         moved = Moved(
             match_id=self.match_id,
             ply=ply,
@@ -484,7 +492,15 @@ class _Retired:
         """Nobody is connected."""
         return 0.0
 
-    def record_move(self, ply: int, player: int, move: int, think_ms: int, rtt_ms: int) -> None:
+    def record_move(
+        self,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
+    ) -> None:
         """Never called: a finished match takes no moves."""
 
     def moved(self, moved: Moved, analysis: Analysis | None) -> None:

@@ -15,6 +15,7 @@ with at least the budget now asked for.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -47,6 +48,35 @@ class MoveAnalysisRecord:
     budget_ms: int
     choice_matters: bool | None = None
     """Whether some legal move had another outcome than the position's (None: not known)."""
+    candidates: tuple[CandidateValue, ...] = ()
+    """The solved value of every legal move the mover had, in move order (empty when
+    analysed before candidates were)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateValue:
+    """The solved value of one move the mover could have played, from the mover's side."""
+
+    move: int
+    outcome: int | None
+    score: int | None
+
+
+def candidates_text(candidates: Sequence[CandidateValue]) -> str | None:
+    """The ``move_analysis.candidates`` JSON of ``candidates`` (None when there are none)."""
+    if not candidates:
+        return None
+    return json.dumps(
+        [{"move": c.move, "outcome": c.outcome, "score": c.score} for c in candidates],
+        separators=(",", ":"),
+    )
+
+
+def candidates_of(text: str | None) -> tuple[CandidateValue, ...]:
+    """The candidates stored as ``text`` (``candidates_text``)."""
+    if text is None:
+        return ()
+    return tuple(CandidateValue(c["move"], c["outcome"], c["score"]) for c in json.loads(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +209,7 @@ _COLUMNS = [
     "budget_ms",
     "analysed_at",
     "choice_matters",
+    "candidates",
 ]
 
 
@@ -205,6 +236,7 @@ async def save_analysis(
                 "budget_ms": row.budget_ms,
                 "analysed_at": now,
                 "choice_matters": row.choice_matters,
+                "candidates": candidates_text(row.candidates),
             }
             for row in rows
         ],
@@ -226,6 +258,7 @@ async def match_analysis(session: AsyncSession, match_id: str) -> list[MoveAnaly
             blunder=row.blunder,
             budget_ms=row.budget_ms,
             choice_matters=row.choice_matters,
+            candidates=candidates_of(row.candidates),
         )
         for row in rows
     ]

@@ -47,14 +47,17 @@ Outcome = tuple[str | None, list[RatingChange] | Exception]
 """Per match end: its game (None when refused) and its rating changes, or why it was refused."""
 
 
-MoveRow = tuple[int, int, int, int, int, float]
-"""One pending move: ply, player, move, think ms, round trip ms, and when it was played
-(seconds since the epoch). Its match id is the key it is grouped under. A plain tuple,
-because a batch crosses a pipe to the writer process: pickling dict rows with a
-``datetime`` each cost about five times as much (``move_values`` builds the row)."""
+MoveRow = tuple[int, int, int, int, int, float, str | None]
+"""One pending move: ply, player, move, think ms, round trip ms, when it was played
+(seconds since the epoch) and the mover's analysis as stored (``searches``, or None).
+Its match id is the key it is grouped under. A plain tuple, because a batch crosses a
+pipe to the writer process: pickling dict rows with a ``datetime`` each cost about five
+times as much (``move_values`` builds the row)."""
 
 
-MOVE_COLUMNS = ("match_id", "ply", "player", "move", "think_ms", "rtt_ms", "played_at")
+MOVE_COLUMNS = (
+    "match_id", "ply", "player", "move", "think_ms", "rtt_ms", "played_at", "analysis"
+)  # fmt: skip
 """The ``moves`` columns in the order of a SQLite row (``sqlite_move_row``)."""
 
 
@@ -68,15 +71,17 @@ def sqlite_timestamp(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, UTC).isoformat(" ", "microseconds")[:26]
 
 
-def sqlite_move_row(match_id: str, row: MoveRow) -> tuple[str, int, int, int, int, int, str]:
+def sqlite_move_row(
+    match_id: str, row: MoveRow
+) -> tuple[str, int, int, int, int, int, str, str | None]:
     """The driver parameters of ``row``'s ``moves`` row, in ``MOVE_COLUMNS`` order."""
-    ply, player, move, think_ms, rtt_ms, played_at = row
-    return (match_id, ply, player, move, think_ms, rtt_ms, sqlite_timestamp(played_at))
+    ply, player, move, think_ms, rtt_ms, played_at, analysis = row
+    return (match_id, ply, player, move, think_ms, rtt_ms, sqlite_timestamp(played_at), analysis)
 
 
 def move_values(match_id: str, row: MoveRow) -> dict[str, Any]:
     """The column values of ``row``'s ``moves`` row."""
-    ply, player, move, think_ms, rtt_ms, played_at = row
+    ply, player, move, think_ms, rtt_ms, played_at, analysis = row
     return {
         "match_id": match_id,
         "ply": ply,
@@ -85,6 +90,7 @@ def move_values(match_id: str, row: MoveRow) -> dict[str, Any]:
         "think_ms": think_ms,
         "rtt_ms": rtt_ms,
         "played_at": datetime.fromtimestamp(played_at, UTC),
+        "analysis": analysis,
     }
 
 

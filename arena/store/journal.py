@@ -16,11 +16,12 @@ session: a header line, then its records in the order they must be written::
      "database": "<URL, password masked>", "node": "<node id or null>",
      "matches": 1, "moves": 2, "ends": 1}
     {"match": {<matches row; started_at/ended_at as ISO 8601>}}
-    {"moves": "<match id>", "rows": [[ply, player, move, think_ms, rtt_ms, played_at], ...]}
+    {"moves": "<match id>",
+     "rows": [[ply, player, move, think_ms, rtt_ms, played_at, analysis], ...]}
     {"end": "<match id>", "values": {<the matches columns the end sets>}}
 
-(``played_at`` in seconds since the epoch.) A journal file is replaced
-atomically (written to a temporary file, fsynced, renamed, directory
+(``played_at`` in seconds since the epoch; ``analysis`` the stored JSON text or null.)
+A journal file is replaced atomically (written to a temporary file, fsynced, renamed, directory
 fsynced) under an exclusive lock on its directory, so concurrent closers
 merge rather than overwrite, and a replay deletes only the content it
 replayed. Replay is idempotent (``BatchSql``): match rows and moves are
@@ -173,7 +174,11 @@ def decode(data: bytes) -> list[PlainBatch]:
             elif "match" in record:
                 batches[-1].matches.append(_unrow(record["match"]))
             elif "moves" in record:
-                rows = [(r[0], r[1], r[2], r[3], r[4], float(r[5])) for r in record["rows"]]
+                # A row written before moves kept their analysis has six items.
+                rows = [
+                    (r[0], r[1], r[2], r[3], r[4], float(r[5]), r[6] if len(r) > 6 else None)
+                    for r in record["rows"]
+                ]
                 batches[-1].moves.append((record["moves"], rows))
             elif "end" in record:
                 batches[-1].finishes.append((record["end"], _unrow(record["values"])))

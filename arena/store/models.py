@@ -150,6 +150,8 @@ class Move(Base):
     think_ms: Mapped[int] = mapped_column(Integer)
     rtt_ms: Mapped[int] = mapped_column(Integer)
     played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    analysis: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """The mover's reported search as compact JSON (``arena.store.searches``), or NULL."""
 
 
 class Rating(Base):
@@ -300,3 +302,5 @@ class MoveAnalysis(Base):
     budget_ms: Mapped[int] = mapped_column(Integer)
     choice_matters: Mapped[bool | None] = mapped_column(Boolean)
     analysed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    candidates: Mapped[str | None] = mapped_column(Text, nullable=True)
+    """JSON: the solved value of every legal move of the position (``CandidateValue``)."""

@@ -20,6 +20,7 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
+from arena.store.searches import search_json
 
 _Player0 = aliased(Bot, name="player0")
 _Player1 = aliased(Bot, name="player1")
@@ -195,9 +196,7 @@ async def _moves_of(session: AsyncSession, ids: list[str]) -> dict[str, list[Mov
     query = select(Move).where(Move.match_id.in_(ids)).order_by(Move.match_id, Move.ply)
     for m in await session.scalars(query):
         out.setdefault(m.match_id, []).append(
-            MoveRecord(
-                ply=m.ply, player=m.player, move=m.move, think_ms=m.think_ms, rtt_ms=m.rtt_ms
-            )
+            MoveRecord(m.ply, m.player, m.move, m.think_ms, m.rtt_ms, search_json(m.analysis))
         )
     return out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +46,15 @@ class RatingChange:
 
 @dataclass(frozen=True, slots=True)
 class MoveRecord:
-    """One stored move: ``player`` is the seat (0 or 1) that played it."""
+    """One stored move: ``player`` is the seat (0 or 1) that played it; ``analysis`` the
+    search its bot reported with it, as JSON (None when it sent none)."""
 
     ply: int
     player: int
     move: int
     think_ms: int
     rtt_ms: int
+    analysis: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

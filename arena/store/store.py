@@ -84,9 +84,11 @@ from arena.store.records import (
     RatingChange,
     RatingHistoryEntry,
 )
+from arena.store.searches import search_json, search_text
 from arena.store.tokens import hash_token, new_match_id
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
+from protocol.messages import Analysis
 
 ABORTED = nodes.ABORTED
 """The status of a match that ended without a result (``Termination.ABORTED``)."""
@@ -340,9 +342,17 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         return self._bot_ids[players[0]], self._bot_ids[players[1]]
 
     def record_move(
-        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+        self,
+        match_id: str,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
     ) -> None:
-        """Queue one move for the next group commit (within ``flush_interval`` seconds).
+        """Queue one move, with the mover's ``analysis`` if any, for the next group commit
+        (within ``flush_interval`` seconds); the analysis is kept bounded (``searches``).
 
         A second move for the same ply is ignored (the first one stays), and
         moves of an unknown match are dropped with an error in the log when
@@ -350,16 +360,12 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         refuses new matches while the store is degraded or holds
         ``max_pending_moves`` moves.
         """
-        self._queue_move(match_id, ply, player, move, think_ms, rtt_ms)
-
-    def _queue_move(
-        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
-    ) -> None:
         if self._closed:
             raise StoreError("the store is closed")
         if player not in (0, 1) or ply < 0:
             raise ValueError(f"bad move record: ply {ply}, player {player}")
-        self._buffer.add(match_id, (ply, player, move, think_ms, rtt_ms, time.time()))
+        row = (ply, player, move, think_ms, rtt_ms, time.time(), search_text(analysis))
+        self._buffer.add(match_id, row)
 
     async def finish_match(
         self,
@@ -455,8 +461,8 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         # Holding the buffer lock means no batch is half-way to the database.
         async with self._buffer.lock:
             pending = [
-                MoveRecord(ply=ply, player=player, move=move, think_ms=think_ms, rtt_ms=rtt_ms)
-                for ply, player, move, think_ms, rtt_ms, _ in self._buffer.peek(match_id)
+                MoveRecord(ply, player, move, think_ms, rtt_ms, search_json(analysis))
+                for ply, player, move, think_ms, rtt_ms, _, analysis in self._buffer.peek(match_id)
             ]
             async with self._read() as session:
                 return await queries.get_match(session, match_id, pending)

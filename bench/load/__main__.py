@@ -38,6 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--think-jitter", type=floats, default=[0.5], help="think time varies -+ this (0.5)")
     add("--db-writer", type=words, default=["process"], help="process, inline (process)")
     add("--nodes", type=ints, default=[1], help="arena nodes sharing --db, PostgreSQL (1)")
+    add("--analysis", type=words, default=["none"], help="none, tree: a search report per move")
     add("--repeat", type=int, default=1, help="run every configuration N times, round-robin")
     add("--seconds", type=float, default=20.0, help="the measured window (20)")
     add("--warmup", type=float, default=3.0, help="play before the window opens (3)")
@@ -48,17 +49,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeat < 1 or not all(0 <= j <= 1 for j in args.think_jitter):
         parser.error("--repeat takes a positive count, --think-jitter fractions from 0 to 1")
+    if not set(args.analysis) <= {"none", "tree"}:
+        parser.error("--analysis takes none, tree or both")
     if min(args.nodes) < 1 or (max(args.nodes) > 1 and "postgresql" not in (args.db or "")):
         parser.error("--nodes above 1 needs --db postgresql+asyncpg://...")
     scalars = {k: getattr(args, k) for k in ("seconds", "warmup", "pairing_window_s", "seed", "db")}
     if soak := args.soak is not None:
         scalars.update(seconds=60 * args.soak, soak_every=10_000)
     base = Config(**scalars)
-    fields = ("nodes", "matches", "think_ms", "think_jitter", "db_writer")
+    fields = ("nodes", "matches", "think_ms", "think_jitter", "db_writer", "analysis")
     lists = (args.nodes, args.matches or [200 if soak else 500], args.think_ms, args.think_jitter)
     runs = []
     # Round-robin, so the slow drift of a shared machine spreads over every configuration.
-    for values in list(itertools.product(*lists, args.db_writer)) * args.repeat:
+    for values in list(itertools.product(*lists, args.db_writer, args.analysis)) * args.repeat:
         config = replace(base, **dict(zip(fields, values, strict=True)))
         print("==", ", ".join(f"{k} {v}" for k, v in zip(fields, values, strict=True)), flush=True)
         runs.append(run := run_once(config))

@@ -19,9 +19,28 @@ import uvloop
 
 from bench.load.report import Config, Run
 from bench.load.wire import Wire
-from protocol.messages import PROTOCOL_VERSION
+from protocol.messages import PROTOCOL_VERSION, Analysis, MoveStat, TreeNode
 
 DRAIN_S = 15.0  # after the window, how long bots may take to finish their matches
+
+
+def _analysis() -> str:
+    """The search report ``--analysis tree`` sends with every move: the size of a built-in
+    MCTS's on Connect Four (7 candidates and a tree of 3x2x2 nodes plus the principal line
+    to 6 plies: 24 nodes, some 1.5 KB). The server checks its form, not its moves."""
+    moves = tuple(MoveStat(m, 6959 - 900 * m, round(0.2158 - 0.07 * m, 4)) for m in range(7))
+    tree = [TreeNode(m, 6959 - 900 * m, 0.2158) for m in range(3)]
+    for parent in range(3):
+        tree += [TreeNode(m, 2100 - 400 * m, -0.1034, parent) for m in range(2)]
+    for parent in range(3, 9):
+        tree += [TreeNode(m, 810 - 300 * m, 0.0521, parent) for m in range(2)]
+    for depth in range(3):  # the principal line goes on
+        tree.append(TreeNode(3, 250 - 60 * depth, -0.0312, len(tree) - 1 if depth else 9))
+    report = Analysis(10_000, 1118022.1, 0.1809, None, moves, tree=tuple(tree))
+    return json.dumps(report.to_dict(), separators=(",", ":"))  # compact, as bots write it
+
+
+ANALYSIS = _analysis()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +108,7 @@ class _Bot:
                     run.server_ms.append((self.wire.received_ns - self.sent_ns) / 1e6)
         elif kind == "your_turn":
             self.pending_ply, move = msg["ply"], self.rng.choice(msg["legal_moves"])
-            reply = f'{self.move_prefix}{self.pending_ply},"move":{move}}}'
+            reply = f'{self.move_prefix}{self.pending_ply},"move":{move}{crowd.analysis}}}'
             if crowd.think_s:
                 # Uniform on think_ms -+ jitter: one think time for all bots phase-locks them.
                 jitter = crowd.config.think_jitter * (2.0 * self.think_rng.random() - 1.0)
@@ -131,6 +150,7 @@ class _Crowd:
     def __init__(self, config: Config, servers: Sequence[Server]) -> None:
         self.config, self.servers, self.run = config, servers, Run(config)
         self.server, self.think_s = servers[0], config.think_ms / 1e3  # the soak samples servers[0]
+        self.analysis = f',"analysis":{ANALYSIS}' if config.analysis == "tree" else ""
         self.window, self.stopping, self.in_match = (float("inf"),) * 2, False, 0
         self.gate = asyncio.Semaphore(50)
         self.halves: dict[str, tuple[float, bool]] = {}  # match -> its first start's seek, moved

@@ -32,6 +32,7 @@ class Config:
     db: str | None = None  # None: a fresh SQLite file per run
     soak_every: int = 0  # finished matches between two soak samples (0: no soak)
     nodes: int = 1  # arena nodes sharing the database (more than 1: PostgreSQL)
+    analysis: str = "none"  # "tree": every move reports a search (bench.load.bots.ANALYSIS)
 
 
 @dataclass(slots=True)
@@ -97,8 +98,8 @@ _COLUMNS: tuple[tuple[str, Callable[[Run], float], str], ...] = (
     ("pair p99", lambda r: quantile(r.pair_ms[0], 0.99), ".1f"),
     ("x-node p99", lambda r: quantile(r.pair_ms[1], 0.99), ".1f"),
 )
-_HEADER = ("nodes", "matches", "think ms", "jitter", "writer", *(c[0] for c in _COLUMNS), "DB",
-           "target")  # fmt: skip
+_HEADER = ("nodes", "matches", "think ms", "jitter", "writer", "analysis",
+           *(c[0] for c in _COLUMNS), "DB", "target")  # fmt: skip
 
 
 def row(runs: Sequence[Run]) -> tuple[str, ...]:
@@ -109,7 +110,8 @@ def row(runs: Sequence[Run]) -> tuple[str, ...]:
         cells.append(format(statistics.median(known), fmt) if known else "n/a")
     met, c = sum(not r.misses() for r in runs), runs[0].config
     target = ("met" if met else "missed") if len(runs) == 1 else f"{met}/{len(runs)} met"
-    label = (str(c.nodes), str(c.matches), f"{c.think_ms:g}", f"{c.think_jitter:g}", c.db_writer)
+    label = (str(c.nodes), str(c.matches), f"{c.think_ms:g}", f"{c.think_jitter:g}", c.db_writer,
+             c.analysis)  # fmt: skip
     return (*label, *cells, "OK" if all(r.db_ok for r in runs) else "MISMATCH", target)
 
 

@@ -9,7 +9,8 @@ client authors is ``docs/protocol.md``; the JSON Schema is ``protocol/schema.jso
 
 Modules: ``codes`` (constants, ``ErrorCode``, ``CloseCode``), ``spec`` (field
 specs driving parse, dump and schema), ``values`` (nested value types),
-``client`` and ``server`` (the messages), ``codec`` (frame decoding).
+``search`` (a reported search tree), ``client`` and ``server`` (the messages),
+``codec`` (frame decoding).
 """
 
 from protocol.errors import ProtocolError
@@ -43,6 +44,7 @@ from protocol.messages.codes import (
     ErrorCode,
 )
 from protocol.messages.compact_move import parse_compact_move
+from protocol.messages.search import MAX_TREE_NODES, TreeNode, principal_line
 from protocol.messages.server import (
     SERVER_MESSAGE_TYPES,
     ChallengeDeclined,
@@ -99,6 +101,7 @@ __all__ = [
     "MAX_BOT_MESSAGE_BYTES",
     "MAX_SERVER_MESSAGE_BYTES",
     "MAX_SPECTATOR_MESSAGE_BYTES",
+    "MAX_TREE_NODES",
     "PROTOCOL_VERSION",
     "RATE_LIMIT_BURST",
     "RATE_LIMIT_PER_S",
@@ -137,6 +140,7 @@ __all__ = [
     "ServerMessage",
     "Snapshot",
     "TimeControl",
+    "TreeNode",
     "Unwatch",
     "Watch",
     "Welcome",
@@ -144,4 +148,5 @@ __all__ = [
     "YourTurn",
     "parse_client_message",
     "parse_server_message",
+    "principal_line",
 ]

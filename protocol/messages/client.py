@@ -22,6 +22,7 @@ from protocol.messages.fields import (
 )
 from protocol.messages.spec import Message, fast_init
 from protocol.messages.values import (
+    ANALYSIS,
     BOT_NAME,
     GAME_NAME,
     SERVER_ID,
@@ -140,7 +141,7 @@ class Move(Message):
     match_id: ServerId
     ply: Ply
     move: MoveNumber
-    analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
+    analysis: Annotated[Analysis | None, Nullable(ANALYSIS)] = None
     id: RequestId = None
 
 

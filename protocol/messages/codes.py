@@ -9,7 +9,7 @@ import enum
 PROTOCOL_VERSION = 1
 """The protocol version this package speaks; agreed in ``hello`` / ``welcome``."""
 
-MAX_BOT_MESSAGE_BYTES = 8192
+MAX_BOT_MESSAGE_BYTES = 16384
 """Largest client message (UTF-8 bytes of one text frame) before and after a bot's hello."""
 MAX_SPECTATOR_MESSAGE_BYTES = 1024
 """Largest message a spectator may send once its hello is accepted."""

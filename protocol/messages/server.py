@@ -27,6 +27,7 @@ from protocol.messages.fields import (
 )
 from protocol.messages.spec import Message, fast_init
 from protocol.messages.values import (
+    ANALYSIS,
     BOT_NAME,
     GAME_NAME,
     MAX_PLY,
@@ -211,7 +212,7 @@ class Snapshot(Message):
     status: Annotated[Literal["live", "finished"], Choice(("live", "finished"))]
     last_event: Count
     end: Annotated[MatchEnd | None, Nullable(Obj(MatchEnd))]
-    analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
+    analysis: Annotated[Analysis | None, Nullable(ANALYSIS)] = None
     id: RequestId = None
 
 
@@ -237,7 +238,7 @@ class Event(Message):
     kind: Annotated[Literal["moved", "match_end"], Choice(("moved", "match_end"))]
     moved: Annotated[Moved | None, Nullable(Obj(Moved))] = None
     end: Annotated[MatchEnd | None, Nullable(Obj(MatchEnd))] = None
-    analysis: Annotated[Analysis | None, Nullable(Obj(Analysis))] = None
+    analysis: Annotated[Analysis | None, Nullable(ANALYSIS)] = None
 
 
 @fast_init

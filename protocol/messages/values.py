@@ -5,10 +5,11 @@ dataclasses here travel inside messages (a time control, clocks, an analysis).
 """
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY
 from protocol.messages.fields import Array, Bool, Float, Int, Nullable, Obj, Pair, Str
+from protocol.messages.search import TreeNode, TreeSpec, fast_analysis
 from protocol.messages.spec import Wire, fast_init
 
 BOT_NAME_RULE = "1-32 letters, digits, '-' and '_', not starting with '-'"
@@ -98,6 +99,24 @@ class Analysis(Wire):
     nodes_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
     pv: Annotated[tuple[int, ...], Array(MOVE, 0, MAX_ANALYSIS_MOVES)] = ()
     """The principal variation: the line the search expects, from the move played on."""
+    tree: Annotated[tuple[TreeNode, ...] | None, Nullable(TreeSpec())] = None
+    """The top of the search tree, a few plies deep (``protocol.messages.search``)."""
+
+
+class AnalysisSpec(Obj):
+    """``Obj(Analysis)`` that checks a report in its usual form on a fast path first
+    (``search.fast_analysis``); anything else, errors included, goes the general way."""
+
+    __slots__ = ()
+
+    def parse(self, value: object, path: str) -> Any:
+        """The fast path's ``Analysis``, else ``Obj.parse``'s."""
+        fast = fast_analysis(value, Analysis, MoveStat)
+        return fast if fast is not None else Obj.parse(self, value, path)
+
+
+ANALYSIS = AnalysisSpec(Analysis)
+"""The spec of every ``analysis`` field."""
 
 
 @fast_init

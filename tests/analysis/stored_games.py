@@ -15,15 +15,20 @@ from pathlib import Path
 
 from arena.store import Store
 from protocol.games import Connect4State, Termination
+from protocol.messages import Analysis
 
 PLAYERS = (("alpha", "beta"), ("beta", "gamma"), ("gamma", "alpha"))
 """Who plays each stored game, in turn."""
 
 
 async def store_games(
-    store: Store, games: Sequence[Sequence[int]], players: Sequence[tuple[str, str]] = PLAYERS
+    store: Store,
+    games: Sequence[Sequence[int]],
+    players: Sequence[tuple[str, str]] = PLAYERS,
+    analyses: Sequence[Sequence[Analysis | None]] = (),
 ) -> list[str]:
-    """Write ``games`` (columns from the empty board) as finished rated matches; their ids."""
+    """Write ``games`` (columns from the empty board) as finished rated matches, each move
+    with its analysis from ``analyses`` (by game, then ply) if given; their ids."""
     for name in sorted({name for pair in players for name in pair}):
         if await store.get_bot(name) is None:
             await store.add_bot(name)
@@ -32,7 +37,8 @@ async def store_games(
         match_id = await store.open_match("connect4", players[number % len(players)], 1000, 0)
         state = Connect4State.initial()
         for ply, move in enumerate(moves):
-            store.record_move(match_id, ply, ply % 2, move, 10, 1)
+            analysis = analyses[number][ply] if analyses else None
+            store.record_move(match_id, ply, ply % 2, move, 10, 1, analysis)
             state = state.play(move)
         ended = state.outcome()
         if ended is None:

@@ -3,9 +3,11 @@
 The games (``perfect_play.endgame_games``) reach 28 stones by seeded quiet
 random play, then mix best and random moves; every move from there on has
 its value before and after computed by plain negamax in the test, and Pons'
-scores from their definition. Earlier moves, beyond brute force, are checked
-for consistency: the value after a move is the next position's value seen
-from the other side, and no move raises its mover's outcome.
+scores from their definition, and so has the value of every other legal move
+(the candidates a replay shows beside the bot's search). Earlier moves,
+beyond brute force, are checked for consistency: the value after a move is
+the next position's value seen from the other side, no move raises its
+mover's outcome, and the best candidate is worth the position's value.
 """
 
 from __future__ import annotations
@@ -107,6 +109,20 @@ def test_every_move_is_analysed_and_endgames_match_brute_force(analysed: Analyse
                 ]
                 assert row.choice_matters is bool(worse), (match_id, row)
                 matters[row.choice_matters] += 1
+                # Every legal move's value, the one played included, as brute force has it.
+                assert [(c.move, c.outcome, c.score) for c in row.candidates] == [
+                    (m, v.outcome, pons_score(v, state.ply))
+                    for m in state.legal_moves()
+                    for v in [move_value(state, m, memo)]
+                ], (match_id, row.ply)
+            # The move played is one of the candidates; the best of them is the position's.
+            assert [c.move for c in row.candidates] == state.legal_moves()
+            chosen = next(c for c in row.candidates if c.move == move)
+            assert (chosen.outcome, chosen.score) == (row.outcome_after, row.score_after)
+            if row.outcome_before is not None and all(
+                c.outcome is not None for c in row.candidates
+            ):
+                assert max(c.outcome for c in row.candidates) == row.outcome_before  # type: ignore[type-var]
             state = state.play(move)
             verdicts[row.blunder] += 1
         for row, following in itertools.pairwise(rows):
@@ -215,7 +231,8 @@ async def test_the_api_serves_solved_moves_and_each_bots_figures(analysed: Analy
             body = await get_json(server.port, f"/api/matches/{match_id}")
             check_route("/api/matches/{match_id}", 200, body)
             rows = await store.match_analysis(match_id)
-            assert body["solved"] == [dataclasses.asdict(row) for row in rows]
+            # As JSON: the candidates' tuple is an array.
+            assert body["solved"] == json.loads(json.dumps([dataclasses.asdict(r) for r in rows]))
         for bot, counts in expected.items():
             page = await get_json(server.port, f"/api/bots/{bot}")
             check_route("/api/bots/{name}", 200, page)

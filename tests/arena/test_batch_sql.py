@@ -48,7 +48,11 @@ def test_moves_written_as_driver_sql_read_back_as_the_orm_maps_them(tmp_path: Pa
 
     match_id = asyncio.run(a_match())
     played = [1_763_900_000.123456, 1_763_900_001.0, 1_763_900_002.999999]
-    rows = [(ply, ply % 2, ply + 2, 10 * ply, ply, at) for ply, at in enumerate(played)]
+    searches = ['{"value":0.25}', None, '{"moves":[],"tree":[{"move":3,"visits":1}]}']
+    rows = [
+        (ply, ply % 2, ply + 2, 10 * ply, ply, at, search)
+        for ply, (at, search) in enumerate(zip(played, searches, strict=True))
+    ]
     engine = make_sync_engine(url)
     try:
         sessions = sessionmaker(engine)
@@ -58,11 +62,14 @@ def test_moves_written_as_driver_sql_read_back_as_the_orm_maps_them(tmp_path: Pa
             sql.write(session, PlainBatch(moves=[(match_id, rows), (match_id, rows[1:2])]))
         with sessions() as session:
             stored = session.execute(select(Move).order_by(Move.ply)).scalars().all()
-            got = [(m.ply, m.player, m.move, m.think_ms, m.rtt_ms, m.played_at) for m in stored]
+            got = [
+                (m.ply, m.player, m.move, m.think_ms, m.rtt_ms, m.played_at, m.analysis)
+                for m in stored
+            ]
     finally:
         engine.dispose()
     want = [
-        (ply, player, move, think, rtt, datetime.fromtimestamp(at, UTC).replace(tzinfo=None))
-        for ply, player, move, think, rtt, at in rows
+        (ply, player, move, think, rtt, datetime.fromtimestamp(at, UTC).replace(tzinfo=None), s)
+        for ply, player, move, think, rtt, at, s in rows
     ]
     assert got == want

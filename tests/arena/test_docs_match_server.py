@@ -21,6 +21,7 @@ from arena.play.lobby import TimeLimits
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.roundtrip import ROUND_TRIP_WINDOW_S
 from arena.server import ArenaConfig, ArenaServer
+from arena.store.searches import STORED_MOVES
 from protocol.games import GAMES
 from protocol.messages import (
     HELLO_TIMEOUT_S,
@@ -39,6 +40,7 @@ from protocol.messages import (
     YourTurn,
 )
 from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_NESTING_DEPTH, MAX_PLY
+from protocol.messages.search import MAX_TREE_NODES
 from protocol.messages.values import (
     BOT_NAME_PATTERN,
     BOT_NAME_RULE,
@@ -109,7 +111,9 @@ def test_documented_limits_are_the_servers() -> None:
         f"bot names `{BOT_NAME_PATTERN}`; game names `{GAME_NAME_PATTERN}`",
         f"registered only under `{NEW_BOT_NAME_PATTERN}` ({BOT_NAME_RULE})",
         f"at most {MAX_PLY} plies per game",
-        f"| analysis | at most {MAX_ANALYSIS_MOVES} `moves` entries per `move` |",
+        f"| analysis | at most {MAX_ANALYSIS_MOVES} `moves` entries and {MAX_TREE_NODES} `tree`"
+        " nodes per `move` |",
+        f"with the {STORED_MOVES} most visited `moves` kept",
         f"`move_ms` {tl.min_move_ms} – {spaced(tl.max_move_ms)} (10 minutes), `bank_ms` 0 –"
         f" {spaced(tl.max_bank_ms)} (one hour)",
         f"`move_ms` integer {tl.min_move_ms} – {spaced(tl.max_move_ms)} (required), `bank_ms`"
@@ -227,19 +231,23 @@ async def test_a_first_move_never_made_aborts_the_match_unrated(
     assert end.reason == f"{pair.names[0]} ran out of time before its first move; match aborted"
 
 
-async def test_analysis_is_shown_live_but_not_stored(
+async def test_analysis_is_shown_live_and_stored_with_its_move(
     server: ArenaServer, start_match: Any, spectator: Any
 ) -> None:
     pair = await start_match(game="connect4")
     watcher = await spectator()
     await watcher.send(type="watch", match_id=pair.match_id)
     await watcher.expect(Snapshot)
-    analysis = {"simulations": 100, "value": 0.25}
+    tree = [{"move": 3, "visits": 60, "value": 0.25}, {"move": 2, "visits": 30, "parent": 0}]
+    analysis = {"simulations": 100, "value": 0.25, "tree": tree}
     await pair.x.move(await pair.x.expect(YourTurn), 3, analysis=analysis)
     await pair.o.expect(Moved)
     event = await watcher.expect(Event)
     assert event.analysis is not None and event.analysis.simulations == 100
+    assert event.analysis.tree is not None and event.analysis.tree[1].parent == 0
+    await pair.o.move(await pair.o.expect(YourTurn), 3)
     await pair.x.send(type="resign", match_id=pair.match_id)
     await pair.x.expect(MatchEnd)
     _, _, record = await http_get(server.port, f"/api/matches/{pair.match_id}")
-    assert "analysis" not in json.dumps(record) and record["moves"][0]["move"] == 3
+    assert [m["move"] for m in record["moves"]] == [3, 3]
+    assert [m["analysis"] for m in record["moves"]] == [{**analysis, "moves": []}, None]

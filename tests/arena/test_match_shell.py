@@ -15,7 +15,15 @@ from arena.play.match import Match
 from arena.store import RatingChange
 from protocol.errors import ProtocolError
 from protocol.games import Fault, Termination
-from protocol.messages import MatchEnd, MatchStart, Moved, ServerMessage, TimeControl, YourTurn
+from protocol.messages import (
+    Analysis,
+    MatchEnd,
+    MatchStart,
+    Moved,
+    ServerMessage,
+    TimeControl,
+    YourTurn,
+)
 
 
 @dataclass
@@ -42,7 +50,14 @@ class Recorder:
     refuse: bool = False
 
     def record_move(
-        self, match_id: str, ply: int, player: int, move: int, think_ms: int, rtt_ms: int
+        self,
+        match_id: str,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
     ) -> None:
         self.moves.append((ply, player, move, think_ms, rtt_ms))
 

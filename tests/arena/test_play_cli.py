@@ -16,10 +16,10 @@ from collections.abc import Iterator
 import pexpect
 import pytest
 
-from arena.cli.play import describe_analysis, parse_move
+from arena.cli.play import describe_analysis, parse_move, tree_lines
 from protocol.errors import IllegalMoveError
 from protocol.games import new_game
-from protocol.messages import Analysis, MoveStat
+from protocol.messages import Analysis, MoveStat, TreeNode
 
 PROMPT = re.escape("your move (x): ")
 BOT = "mcts:sims=200,workers=0"
@@ -71,6 +71,10 @@ def test_the_board_is_redrawn_with_columns_0_to_6_and_the_bot_reports_its_search
     )
     assert search is not None
     assert search.group(1) == played.group(1)  # the most visited move is the one played
+    # The tree follows, its principal line starting with the move played.
+    tree = screen.split("search tree (", 1)[1].splitlines()[1:]
+    assert re.fullmatch(rf"  \* {played.group(1)}: [\d,]+, [+-]\d\.\d\d", tree[0])
+    assert re.fullmatch(r"    \* \d: [\d,]+, [+-]\d\.\d\d", tree[1])
     assert "0 1 2 3 4 5 6" in screen
     game.sendline("q")
     game.expect("game abandoned")
@@ -216,3 +220,22 @@ def test_describe_analysis_names_nodes_for_a_node_counting_search() -> None:
         "200 simulations (1,000/s), value -0.30 for the bot; "
         "best moves: 4 (88 visits, -0.07), 2 (39 visits, +0.10)"
     )
+
+
+def test_the_tree_is_indented_with_the_principal_line_marked() -> None:
+    tree = (
+        TreeNode(3, 90, 0.25),
+        TreeNode(2, 10, -0.5),
+        TreeNode(4, 50, -0.2, parent=0),
+        TreeNode(1, 30, None, parent=0),
+        TreeNode(6, 1200, 0.125, parent=2),
+    )
+    assert tree_lines(tree) == [
+        "search tree (move: visits, value for its player; * principal line):",
+        "  * 3: 90, +0.25",
+        "    * 4: 50, -0.20",
+        "      * 6: 1,200, +0.12",
+        "    - 1: 30",
+        "  - 2: 10, -0.50",
+    ]
+    assert tree_lines(None) == tree_lines(()) == []

@@ -35,6 +35,8 @@ class Outlet:
     sent: tuple[list[ServerMessage], list[ServerMessage]] = field(default_factory=lambda: ([], []))
     moves: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     spectated: list[tuple[Moved, Analysis | None]] = field(default_factory=list)
+    analyses: list[Analysis | None] = field(default_factory=list)
+    """The analysis recorded with each of ``moves``."""
     endings: list[Ending] = field(default_factory=list)
 
     def send(self, player: int, message: ServerMessage) -> None:
@@ -43,8 +45,17 @@ class Outlet:
     def rtt_ms(self, player: int) -> float:
         return self.rtt[player]
 
-    def record_move(self, ply: int, player: int, move: int, think_ms: int, rtt_ms: int) -> None:
+    def record_move(
+        self,
+        ply: int,
+        player: int,
+        move: int,
+        think_ms: int,
+        rtt_ms: int,
+        analysis: Analysis | None = None,
+    ) -> None:
         self.moves.append((ply, player, move, think_ms, rtt_ms))
+        self.analyses.append(analysis)
 
     def moved(self, moved: Moved, analysis: Analysis | None) -> None:
         self.spectated.append((moved, analysis))
@@ -331,13 +342,15 @@ def test_a_bot_absent_at_the_start_has_its_grace_window_running() -> None:
     assert g.ending.termination is Termination.ABORTED  # b never moved: a no-show
 
 
-def test_analysis_goes_to_spectators_not_to_bots() -> None:
+def test_analysis_goes_to_spectators_and_the_record_not_to_bots() -> None:
     g = Game()
     g.now += 0.1
     g.ref.move(0, 0, 4, Analysis(simulations=1000, value=0.25), None, g.now)
     assert g.out.spectated[0][1] == Analysis(simulations=1000, value=0.25)
     assert "simulations" not in g.out.of(1, Moved)[0].to_json()
     assert g.ref.snapshot(1).analysis == Analysis(simulations=1000, value=0.25)
+    g.play(1, 3)
+    assert g.out.analyses == [Analysis(simulations=1000, value=0.25), None]
 
 
 def test_a_pause_between_moves_is_on_nobodys_clock() -> None:

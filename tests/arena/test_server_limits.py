@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from arena.server import ArenaServer
-from protocol.messages import Error, Event, MatchEnd, Snapshot, YourTurn
+from protocol.messages import MAX_BOT_MESSAGE_BYTES, Error, Event, MatchEnd, Snapshot, YourTurn
 
 
-async def test_a_message_over_8_kib_closes_with_1009(server: ArenaServer, bot: Any) -> None:
+async def test_a_message_over_16_kib_closes_with_1009(server: ArenaServer, bot: Any) -> None:
     alice = await bot("alice")
-    await alice.send(type="games", padding="x" * 9000)
+    await alice.send(type="games", padding="x" * (MAX_BOT_MESSAGE_BYTES + 1))
     assert await alice.closed() == 1009
 
 

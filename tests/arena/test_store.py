@@ -33,8 +33,10 @@ from arena.store import (
     Store,
 )
 from arena.store.models import Move
+from arena.store.searches import STORED_MOVES
 from arena.store.tokens import random_text
 from protocol.games import Fault, Termination
+from protocol.messages import Analysis, MoveStat, TreeNode
 
 GAME = "connect4"
 
@@ -262,6 +264,25 @@ async def test_moves_of_an_unknown_match_do_not_block_the_others(slow_store: Sto
     await play(slow_store, match_id, 4)
     await slow_store.flush()
     assert await stored_moves(slow_store) == 4
+
+
+async def test_a_moves_analysis_is_stored_with_it_bounded(slow_store: Store) -> None:
+    await add_bots(slow_store, "alpha", "beta")
+    match_id = await slow_store.create_match(GAME, ("alpha", "beta"), 1000, 0)
+    # More candidates than are kept: the most visited ones stay, in the bot's order.
+    stats = tuple(MoveStat(move=m % 7, visits=(m * 37) % 20, value=0.5) for m in range(20))
+    tree = (TreeNode(3, 9, 0.25), TreeNode(2, 4, -0.5, parent=0))
+    analysis = Analysis(simulations=100, value=0.125, moves=stats, tree=tree)
+    slow_store.record_move(match_id, 0, 0, 3, 10, 1, analysis)
+    slow_store.record_move(match_id, 1, 1, 4, 10, 1)
+    kept = sorted(stats, key=lambda s: -s.visits)[:STORED_MOVES]
+    want = {**analysis.to_dict(), "moves": [s.to_dict() for s in kept]}
+    for stored in (False, True):  # from the buffer, then from the database
+        assert await stored_moves(slow_store, match_id) == (2 if stored else 0)
+        record = await slow_store.get_match(match_id)
+        assert record is not None
+        assert [m.analysis for m in record.moves] == [want, None]
+        await slow_store.flush()
 
 
 # Finishing -------------------------------------------------------------------

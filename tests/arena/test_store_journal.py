@@ -21,7 +21,7 @@ AT = datetime(2026, 12, 1, 10, 30, 15, 123456, tzinfo=UTC)
 
 def batch(match_id: str) -> PlainBatch:
     row = {"id": match_id, "game": "connect4", "status": "live", "started_at": AT, "ended_at": None}
-    moves = [(0, 0, 3, 12, 1, 1764585015.25), (1, 1, 4, 9, 2, 1764585016.5)]
+    moves = [(0, 0, 3, 12, 1, 1764585015.25, '{"value":0.5}'), (1, 1, 4, 9, 2, 1764585016.5, None)]
     end = {"status": "finished", "winner": 0, "termination": Termination.LINE.value, "ended_at": AT}
     return PlainBatch([row], [(match_id, moves)], [(match_id, end)])
 
@@ -46,6 +46,14 @@ def test_a_session_round_trips_with_its_times() -> None:
         1,
     )
     assert decode(data) == [batch("m1")]
+
+
+def test_a_move_row_of_an_earlier_version_has_no_analysis() -> None:
+    data = encode_session(batch("m1"), "sqlite+aiosqlite:///arena.db", "node-1")
+    old = data.replace(b',"{\\"value\\":0.5}"]', b"]").replace(b",null]", b"]")
+    assert b"0.5" not in old and b"null]" not in old
+    [decoded] = decode(old)
+    assert [row[6] for _, rows in decoded.moves for row in rows] == [None, None]
 
 
 def test_closers_merge_into_one_file_and_a_changed_file_is_not_deleted(

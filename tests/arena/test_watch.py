@@ -147,10 +147,13 @@ def test_render_shows_players_board_clocks_moves_and_analysis() -> None:
         '"ratings":[1500.0,1490.4],"time_control":{"move_ms":1000,"bank_ms":500},'
         '"moves":[3],"position":"......./......./......./......./......./...x... o",'
         '"clocks":{"time_left_ms":[1500,1200],"bank_ms":[500,200]},"status":"live",'
-        '"last_event":1,"end":null,"analysis":{"simulations":900,"value":0.25}}'
+        '"last_event":1,"end":null,"analysis":{"simulations":900,"value":0.25,"tree":['
+        '{"move":2,"visits":300},{"move":3,"visits":500},{"move":4,"visits":200,"parent":1},'
+        '{"move":1,"visits":250,"parent":1},{"move":5,"visits":90,"parent":3}]}}'
     )
     assert isinstance(snapshot, Snapshot)
     text = render(MatchView.from_snapshot(snapshot))
+    assert "last search: 900 simulations, value +0.25, line 3 1 5" in text
     assert text.splitlines()[0] == (
         "match m-1  connect4  a (x, 1500) vs b (o, 1490)  1000 ms/move + 500 ms bank"
     )

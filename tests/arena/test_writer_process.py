@@ -141,7 +141,7 @@ async def test_a_late_answer_is_not_taken_for_the_next_batch(tmp_path: Path) -> 
     writer = WriterProcess(url, 32.0)
     await writer.start()
     try:
-        first = PlainBatch(moves=[(match_id, [(0, 0, 3, 1, 1, time.time())])])
+        first = PlainBatch(moves=[(match_id, [(0, 0, 3, 1, 1, time.time(), None)])])
         # A caller that gives up at once: its batch is still written, its answer arrives late.
         abandoned = asyncio.create_task(writer.write(first))
         await asyncio.sleep(0)

@@ -44,6 +44,17 @@ def test_a_short_run_counts_moves_measures_cpu_and_checks_the_database(tmp_path:
     assert not ok and note.endswith("1 differ")
 
 
+def test_with_analysis_every_move_stores_the_report(tmp_path: Path) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'load.db'}"
+    run = run_once(Config(matches=2, seconds=1.0, warmup=0.3, db=db, analysis="tree"))
+    assert run.db_ok and not run.errors, (run.db_note, run.errors)
+    assert table([run]).splitlines()[2].split()[5] == "tree"
+    with sqlite3.connect(tmp_path / "load.db") as conn:
+        stored = [text for (text,) in conn.execute("SELECT analysis FROM moves")]
+    assert len(stored) == run.moves and all(text == stored[0] for text in stored)
+    assert '"tree":[' in stored[0]
+
+
 @pytest.mark.parametrize("args", [["--think-jitter", "1.5"], ["--repeat", "0"]])
 def test_bad_options_are_refused_before_anything_runs(
     args: list[str], capsys: pytest.CaptureFixture[str]

@@ -18,7 +18,10 @@ from bots import (
     make_strategy_from_spec,
     parse_spec,
 )
+from bots.choosing import analysis_from
+from bots.mcts import TREE_BREADTH, TREE_DEPTH, RootStats, merge_root_stats
 from protocol.games import GAMES, GameState, new_game
+from protocol.messages import Move, parse_client_message, principal_line
 
 UGI_ENGINE = Path(__file__).with_name("ugi_engine.py")
 
@@ -196,3 +199,36 @@ def test_workers_zero_searches_in_process_and_default_is_cpu_count() -> None:
         assert bot._pool is None  # type: ignore[attr-defined]
     with make_strategy("mcts", game="tictactoe", simulations=10) as bot:
         assert bot.workers == (os.cpu_count() or 1)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("engine", ["kernel", "python"])
+def test_mcts_reports_the_top_of_its_tree(engine: str) -> None:
+    options = {"simulations": 3000, "workers": 0, "seed": 2, "engine": engine}
+    with make_strategy("mcts", game="connect4", **options) as bot:
+        move = bot.choose_move(new_game("connect4"))
+        info = bot.last_search
+    assert info is not None and info.tree
+    visits = dict(((path, n) for path, n, _ in info.tree))
+    # The most visited moves, their most visited answers, and so on, parents first.
+    first_ply = sorted(((n, m) for m, n, _ in info.moves), reverse=True)[: TREE_BREADTH[0]]
+    assert [p[0] for p in visits if len(p) == 1] == [m for _, m in first_ply]
+    assert all(path[:-1] in visits for path in visits if len(path) > 1)
+    assert max(len(path) for path in visits) <= TREE_DEPTH
+    for path, n in visits.items():
+        below = [visits[p] for p in visits if p[:-1] == path]
+        assert sum(below) <= n  # a node's first visit is its own playout
+    analysis = analysis_from(info)
+    assert analysis is not None and analysis.tree is not None
+    line = [analysis.tree[i].move for i in principal_line(analysis.tree)]
+    assert line[0] == move and len(line) == TREE_DEPTH
+    text = Move("m", 0, move, analysis).to_json()
+    assert parse_client_message(text) == Move("m", 0, move, analysis)
+
+
+def test_merged_searches_sum_their_trees() -> None:
+    stats = [
+        RootStats((3, 4), (5, 2), (1.0, 0.0), 7, 0.1, tree=(((3,), 5, 1.0), ((3, 2), 3, -1.0))),
+        RootStats((3, 4), (1, 6), (0.0, 2.0), 7, 0.1, tree=(((4,), 6, 2.0), ((3,), 1, 0.0))),
+    ]
+    merged = merge_root_stats(stats).tree
+    assert merged == (((3,), 6, 1.0), ((3, 2), 3, -1.0), ((4,), 6, 2.0))

@@ -38,6 +38,7 @@ from protocol.messages import (
     YourTurn,
     parse_client_message,
     parse_server_message,
+    principal_line,
 )
 from protocol.messages.server import TERMINATIONS
 
@@ -75,7 +76,7 @@ def code_of(text: str | bytes, spectator: bool = False) -> str:
 
 def test_pinned_constants() -> None:
     assert PROTOCOL_VERSION == 1
-    assert MAX_BOT_MESSAGE_BYTES == 8192
+    assert MAX_BOT_MESSAGE_BYTES == 16384
     assert MAX_SPECTATOR_MESSAGE_BYTES == 1024
     assert (CloseCode.GOING_AWAY, CloseCode.POLICY_VIOLATION, CloseCode.MESSAGE_TOO_BIG) == (
         1001,
@@ -216,8 +217,9 @@ def test_spectator_limit_is_smaller() -> None:
 
 
 def test_size_counts_utf8_bytes_not_characters() -> None:
-    # 4000 two-byte characters are 8000+ bytes of UTF-8: over the limit.
-    text = json.dumps({"type": "games", "id": "é" * 4100}, ensure_ascii=False)
+    # Two-byte characters: fewer characters than the limit, more bytes of UTF-8.
+    count = MAX_BOT_MESSAGE_BYTES // 2 + 50
+    text = json.dumps({"type": "games", "id": "é" * count}, ensure_ascii=False)
     assert len(text) < MAX_BOT_MESSAGE_BYTES < len(text.encode())
     assert code_of(text) == ErrorCode.TOO_LARGE
 
@@ -319,3 +321,30 @@ def test_server_messages_are_not_client_messages() -> None:
     assert code_of(turn.to_json()) == ErrorCode.UNKNOWN_TYPE
     start = MatchStart("m", "uttt", ("a", "b"), 1, TimeControl(5), ".", (), 0, _clocks())
     assert parse_server_message(start.to_json().encode()) == start
+
+
+def test_search_tree_parses_and_round_trips() -> None:
+    text = (
+        '{"type":"move","match_id":"m","ply":0,"move":3,"analysis":{"moves":[],"tree":['
+        '{"move":3,"visits":9,"value":0.5},{"move":2,"visits":5,"value":-0.25,"parent":0},'
+        '{"move":4,"visits":3,"parent":0},{"move":1,"visits":1,"parent":1}]}}'
+    )
+    move = parse_client_message(text)
+    assert isinstance(move, Move) and move.analysis is not None and move.analysis.tree
+    assert move.to_json() == text
+    assert principal_line(move.analysis.tree) == [0, 1, 3]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "error"),
+    [
+        ('[{"move":3,"visits":1,"parent":0}]', r"tree\[0\]\.parent: 0 is not the index"),
+        ('[{"move":3,"visits":1},{"move":3,"visits":1,"parent":2}]', r"tree\[1\]\.parent"),
+        ('[{"move":3,"visits":1,"depth":2}]', r"tree\[0\]\.'depth': unknown field"),
+        ("[" + ",".join(['{"move":1,"visits":1}'] * 65) + "]", r"65 items, expected 0\.\.64"),
+    ],
+)
+def test_bad_search_trees_are_refused(nodes: str, error: str) -> None:
+    text = f'{{"type":"move","match_id":"m","ply":0,"move":3,"analysis":{{"tree":{nodes}}}}}'
+    with pytest.raises(ProtocolError, match=error):
+        parse_client_message(text)

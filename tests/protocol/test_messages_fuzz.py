@@ -21,8 +21,9 @@ from protocol.messages import (
 )
 from protocol.messages.fields import field_table
 from protocol.messages.jsontext import WRITERS
-from protocol.messages.spec import to_json
-from protocol.messages.values import MoveStat
+from protocol.messages.search import fast_analysis
+from protocol.messages.spec import parse_object, to_json
+from protocol.messages.values import Analysis, MoveStat
 
 PARSER_CODES = {
     ErrorCode.BAD_JSON,
@@ -224,11 +225,52 @@ def test_non_text_frames(frame: object) -> None:
 
 
 def test_large_valid_client_messages_fit_the_bot_limit() -> None:
-    # The biggest move a bot can send: full analysis with the longest numbers.
-    from protocol.messages import Analysis, Move, MoveStat
+    # The biggest move a bot can send: full analysis and tree with the longest numbers.
+    from protocol.messages import MAX_TREE_NODES, Analysis, Move, MoveStat, TreeNode
 
     stats = tuple(MoveStat(2**31 - 1, 2**53 - 1, -1.2345678901234567e-300) for _ in range(81))
-    analysis = Analysis(2**53 - 1, 1.2345678901234567e300, -1.2345678901234567e-300, 1024, stats)
+    tree = tuple(
+        TreeNode(2**31 - 1, 2**53 - 1, -1.2345678901234567e-300, i - 1 if i else None)
+        for i in range(MAX_TREE_NODES)
+    )
+    analysis = Analysis(
+        2**53 - 1,
+        1.2345678901234567e300,
+        -1.2345678901234567e-300,
+        1024,
+        stats,
+        2**53 - 1,
+        1.2345678901234567e300,
+        tree,
+    )
     move = Move("m" * 64, 1024, 2**31 - 1, analysis, id="\\" * 64)
     assert len(move.to_json().encode()) <= MAX_BOT_MESSAGE_BYTES
     assert parse_client_message(move.to_json()) == move
+
+
+def _mutated(data: st.DataObject, value: Any) -> Any:
+    """``value`` (decoded JSON) with one value somewhere inside replaced by any JSON."""
+    if isinstance(value, dict) and value and data.draw(st.booleans()):
+        key = data.draw(st.sampled_from(sorted(value)))
+        return {**value, key: _mutated(data, value[key])}
+    if isinstance(value, list) and value and data.draw(st.booleans()):
+        index = data.draw(st.integers(0, len(value) - 1))
+        return [*value[:index], _mutated(data, value[index]), *value[index + 1 :]]
+    return data.draw(json_values | st.integers() | st.floats())
+
+
+@settings(WIRE_SETTINGS, max_examples=400)
+@given(data=st.data())
+def test_the_fast_analysis_path_agrees_with_the_full_parser(data: st.DataObject) -> None:
+    raw = data.draw(wire_values(Analysis)).to_dict()
+    if data.draw(st.booleans()):
+        raw = _mutated(data, raw)
+    fast = fast_analysis(raw, Analysis, MoveStat)
+    try:
+        full = parse_object(Analysis, raw, "analysis")
+    except ProtocolError:
+        assert fast is None  # the full parser words the error
+        return
+    assert fast is None or fast == full
+    if fast is not None:  # the same value, down to the types
+        assert WRITERS[Analysis](fast) == WRITERS[Analysis](full)

@@ -6,6 +6,7 @@ keywords ``protocol/schema.json`` uses, so schema and parser can be compared.
 """
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import settings
@@ -27,6 +28,7 @@ from protocol.messages.fields import (
     Str,
     field_table,
 )
+from protocol.messages.search import TreeNode, TreeSpec
 from protocol.messages.spec import Message, Wire
 
 MESSAGE_CLASSES: list[type[Message]] = [
@@ -54,6 +56,14 @@ def spec_values(spec: Spec) -> st.SearchStrategy[Any]:
         if spec.pattern is not None:
             return st.from_regex(spec.pattern, fullmatch=True)
         return st.text(min_size=spec.min_len, max_size=spec.max_len)
+    if isinstance(spec, TreeSpec):
+        # Each parent an earlier node, as the spec requires.
+        return st.lists(wire_values(TreeNode), max_size=4).map(
+            lambda nodes: tuple(
+                replace(n, parent=None if n.parent is None or not i else n.parent % i)
+                for i, n in enumerate(nodes)
+            )
+        )
     if isinstance(spec, Array):
         return st.lists(
             spec_values(spec.item), min_size=spec.min_items, max_size=min(spec.max_items, 4)

@@ -4,8 +4,10 @@ A real ``arena-bot`` process (seeded in-process MCTS, accepting guests by
 default) waits for challenges on the real server; a person opens the home
 page, presses its Play button, plays a whole Connect Four game on the play
 page (the first move by clicking the board, the rest with the move buttons),
-sees the bot's search statistics after each of its moves, and gets the
-finished game's replay. The game is stored unrated, under the guest account.
+sees the bot's search statistics and search tree after each of its moves, and
+gets the finished game's replay: stored with the bot's analysis of each of its
+moves, replayed at desktop and phone (390 px) widths with the search tree and
+the evaluation graph drawn. The game is stored unrated, under the guest account.
 """
 
 from __future__ import annotations
@@ -81,6 +83,45 @@ async def play_state(page: Page) -> str:
     return state
 
 
+async def expect_tree(page: Page) -> None:
+    """The search tree of the shown move is drawn, its principal line highlighted."""
+    diagram = page.locator("#tree-diagram svg.search-tree")
+    await expect(diagram).to_be_visible()
+    nodes = int(await diagram.get_attribute("data-nodes") or 0)
+    principal = int(await diagram.get_attribute("data-principal") or 0)
+    assert nodes >= principal >= 2, (nodes, principal)
+    await expect(diagram.locator(".tree-node")).to_have_count(nodes)
+    await expect(diagram.locator(".tree-node.principal")).to_have_count(principal)
+    await expect(diagram.locator(".edge.principal")).to_have_count(principal)
+
+
+async def check_replay(
+    page: Page,
+    href: str,
+    analysed: list[int],
+    screenshot: Callable[[Page, str], Awaitable[Path]],
+    name: str,
+) -> None:
+    """A stored match's replay: the graph has a point per analysed move and jumps the
+    replay when clicked; each analysed move shows its tree, the others none."""
+    match = page.locator("#match")
+    await expect(match).to_have_attribute("data-status", "finished")
+    graph = page.locator("#eval-graph svg.eval-graph")
+    await expect(graph).to_be_visible()
+    await expect(graph).to_have_attribute("data-points", str(len(analysed)))
+    await graph.locator(f'circle.value-dot[data-ply="{analysed[1] + 1}"]').click()
+    await expect(match).to_have_attribute("data-ply", str(analysed[1] + 1))
+    await expect_tree(page)
+    await expect(page.locator("#telemetry")).to_have_attribute("data-state", "shown")
+    await screenshot(page, name)
+    other = analysed[1] - 1 if analysed[1] - 1 not in analysed else analysed[1] + 1
+    await page.locator(f'.move-list button[data-ply="{other + 1}"]').click()
+    await expect(match).to_have_attribute("data-ply", str(other + 1))
+    await expect(page.locator("#tree")).to_be_hidden()
+    await expect(page.locator("#telemetry")).to_contain_text("reported no search statistics")
+    assert href.endswith(await match.evaluate("() => location.pathname.split('/').at(-1)"))
+
+
 async def test_a_person_plays_a_real_bot_from_the_home_page_to_the_replay(
     arena: ArenaServer,
     store: Store,
@@ -110,6 +151,7 @@ async def test_a_person_plays_a_real_bot_from_the_home_page_to_the_replay(
             await expect(telemetry).to_have_attribute("data-state", "shown")
             await expect(telemetry.locator(".telemetry-who")).to_contain_text("alpha")
             await expect(telemetry.locator("dt").first).to_have_text("Simulations")
+            await expect_tree(page)
             if moves in (3, 4):
                 await screenshot(page, "play-your-turn")
         legal = [
@@ -155,6 +197,17 @@ async def test_a_person_plays_a_real_bot_from_the_home_page_to_the_replay(
     await expect(page.locator("#match")).to_have_attribute("data-ply", "0")
     await page.locator("#next").click()
     await expect(page.locator("#match")).to_have_attribute("data-ply", "1")
+    # The bot's analyses are stored with its moves, the guest's moves have none.
+    bot_seat = record.players.index("alpha")
+    analysed = [m.ply for m in record.moves if m.analysis is not None]
+    assert analysed == [m.ply for m in record.moves if m.player == bot_seat]
+    assert all(record.moves[ply].analysis["tree"] for ply in analysed)  # type: ignore[index]
+    await check_replay(page, href, analysed, screenshot, "replay-desktop")
+    phone = await open_page(width=390, height=844)
+    await phone.goto(f"http://127.0.0.1:{arena.port}{href}")
+    await check_replay(phone, href, analysed, screenshot, "replay-phone")
+    width = await phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the replay is {width} px wide on a 390 px screen"
     assert await store.rating("alpha", "connect4") is None  # a guest game rates no one
     answer = await page.request.get(f"http://127.0.0.1:{arena.port}/api/play")
     body = await answer.json()

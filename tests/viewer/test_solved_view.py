@@ -1,4 +1,5 @@
-"""Blunders and solved values in a real headless Chromium, after a real analysis.
+"""Blunders, solved values and the evaluation graph in a real headless Chromium, after a
+real analysis.
 
 A Connect Four game written through the store (random quiet play to 28
 stones, then best and random moves: ``tests.analysis.perfect_play``) is
@@ -20,8 +21,17 @@ from viewer_support import PageFactory
 from arena.analysis.runner import Analyser
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
+from bots import make_strategy
+from bots.choosing import analysis_from
 from protocol.games import Connect4State
-from tests.analysis.perfect_play import ENDGAME_STONES, Perfect, endgame_games, perfect_value
+from protocol.messages import Analysis
+from tests.analysis.perfect_play import (
+    ENDGAME_STONES,
+    Perfect,
+    endgame_games,
+    move_value,
+    perfect_value,
+)
 from tests.analysis.stored_games import store_games
 
 Shot = Callable[[Page, str], Awaitable[Path]]
@@ -35,9 +45,21 @@ def expected_words(value: Perfect) -> str:
     return f"{word} in {(value.plies + 1) // 2}"
 
 
+def searched(moves: tuple[int, ...]) -> list[Analysis | None]:
+    """What a real MCTS (seeded, in process) reports about each position of the game."""
+    reports: list[Analysis | None] = []
+    with make_strategy("mcts", game="connect4", simulations=300, workers=0, seed=1) as bot:
+        state = Connect4State.initial()
+        for move in moves:
+            bot.choose_move(state)
+            reports.append(analysis_from(bot.last_search))
+            state = state.play(move)
+    return reports
+
+
 @pytest.fixture
 async def analysed_arena(store: Store, tokens: dict[str, str]) -> AsyncIterator[ArenaServer]:
-    [match_id] = await store_games(store, [GAME])
+    [match_id] = await store_games(store, [GAME], analyses=[searched(GAME)])
     summary = await Analyser(store, budget_ms=50, jobs=1).run([match_id])
     assert summary.games == 1
     server = ArenaServer(ArenaConfig(host="127.0.0.1", port=0, seed=7), store=store)
@@ -70,6 +92,31 @@ async def test_the_replay_marks_blunders_and_says_each_solved_value(
         title = f"blunder: {words[row.outcome_before]} → {words[row.outcome_after]}"
         await expect(marked.nth(index)).to_have_attribute("title", f"{title}; thought 10 ms")
         await expect(marked.nth(index).locator(".blunder-mark")).to_have_text("??")
+
+    # The evaluation graph has a solved point per move whose outcome is known; one jumps there.
+    known = [row.ply for row in rows if row.outcome_after is not None]
+    graph = page.locator("#eval-graph svg.eval-graph")
+    await expect(graph).to_have_attribute("data-solved-points", str(len(known)))
+    await expect(graph.locator("circle.solved-dot")).to_have_count(len(known))
+    await graph.locator(f'circle.solved-dot[data-ply="{known[0] + 1}"]').click()
+    await expect(match).to_have_attribute("data-ply", str(known[0] + 1))
+    await page.click("#last")
+
+    # Each candidate's share of the search beside its solved value (the mover's side).
+    ply = ENDGAME_STONES + 1
+    await page.locator(f'.move-list button[data-ply="{ply + 1}"]').click()
+    table = page.locator(".telemetry-moves.with-solved")
+    await expect(table).to_be_visible()
+    position = Connect4State.initial().play_all(GAME[:ply])
+    memo2: dict[tuple[int, int], Perfect] = {}
+    lines = table.locator("tbody tr")
+    assert await lines.count() >= 2
+    for index in range(await lines.count()):
+        move = int(await lines.nth(index).get_attribute("data-move") or -1)
+        expected = expected_words(move_value(position, move, memo2))
+        await expect(lines.nth(index).locator(".solved-cell")).to_have_text(expected)
+    await screenshot(page, "solved-candidates")
+    await page.click("#last")
 
     # The final position (a completed line or a full board) has no value to show.
     solved = page.locator("#solved")

@@ -105,6 +105,12 @@ async def test_live_connect4_board_telemetry_clocks_and_resume(
         assert abs(sum(shares) - 1.0) < 0.01
     await expect(page.locator(".telemetry-moves tbody tr")).to_have_count(7)
     await expect(page.locator(".telemetry-moves tr.played")).to_have_count(1)
+    # The mover's tree beside the board, its principal line (3 plies) highlighted.
+    tree = page.locator("#tree-diagram svg.search-tree")
+    await expect(tree).to_have_attribute("data-nodes", "4")
+    await expect(tree.locator(".tree-node.principal")).to_have_count(3)
+    # The graph has each move's value so far.
+    await expect(page.locator("#eval-graph svg")).to_have_attribute("data-points", "4")
     await expect(page.locator(".move-list li")).to_have_count(4)
     await screenshot(page, "match-connect4-live")
 

@@ -18,11 +18,17 @@ from protocol.messages import MatchEnd, MatchStart, ServerMessage, YourTurn, par
 
 
 def fake_analysis(legal: tuple[int, ...], chosen: int, rng: random.Random) -> dict[str, Any]:
-    """A plausible search report: most visits on the chosen move, the rest spread out."""
+    """A plausible search report: most visits on the chosen move, the rest spread out, and
+    a small tree: the chosen move, two answers to it and a reply to the first."""
     visits = {move: rng.randint(5, 60) for move in legal}
     visits[chosen] = max(visits.values()) + rng.randint(40, 120)
     total = sum(visits.values())
+    answers = legal[:2]
+    tree = [{"move": chosen, "visits": visits[chosen], "value": 0.25}]
+    tree += [{"move": m, "visits": 30 - 10 * i, "parent": 0} for i, m in enumerate(answers)]
+    tree += [{"move": legal[-1], "visits": 12, "value": 0.5, "parent": 1}]
     return {
+        "tree": tree,
         "simulations": total,
         "sims_per_s": round(total / 0.25, 1),
         "value": round(rng.uniform(-0.5, 0.5), 3),

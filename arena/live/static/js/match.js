@@ -6,9 +6,11 @@
 // A live match is followed through the socket: its snapshot rebuilds the
 // positions by replaying the moves with the game's rules, then each `moved`
 // event appends the server's position and the mover's analysis. A finished
-// match is replayed from the record's moves alone (search analysis is not stored);
-// once `arena analyse` solved its moves, the move list marks the blunders and the
-// replay shows the solved value of each position (solved.js).
+// match is replayed from the record's moves, each with the analysis its bot reported
+// (stored with the move); once `arena analyse` solved its moves, the move list marks
+// the blunders and the replay shows the solved value of each position (solved.js).
+// Beside the board: the reported search tree of the shown move (searchtree.js); under
+// it the evaluation graph of the whole match (evalgraph.js), which jumps the replay.
 //
 // The play page (/play/<bot>, play.js) is this page (the same match.html) plus a
 // guest's controls: on that path this module loads play.js, which shows the play
@@ -19,6 +21,8 @@ import { gameFor, positionsAfter } from "./boards/index.js";
 import {
   describeResult, el, formatClock, formatRating, formatThink, formatTimeControl,
 } from "./dom.js";
+import { evalGraph, graphPoints } from "./evalgraph.js";
+import { treeDiagram } from "./searchtree.js";
 import { blunderTitle, describeValue, positionValue, solvedByPly } from "./solved.js";
 import { TelemetryPanel, candidateStats } from "./telemetry.js";
 
@@ -38,6 +42,11 @@ const view = {
   connection: $("connection"),
   title: $("match-title"),
   telemetry: new TelemetryPanel($("telemetry")),
+  tree: $("tree"),
+  treeDiagram: $("tree-diagram"),
+  eval: $("eval"),
+  evalGraph: $("eval-graph"),
+  evalLegend: $("eval-legend"),
 };
 
 const state = {
@@ -87,7 +96,8 @@ function loadRecord(record) {
   state.moves = record.moves.map((m) => m.move);
   state.movers = record.moves.map((m) => m.player);
   state.thinkMs = record.moves.map((m) => m.think_ms);
-  state.analyses.length = state.moves.length; // keep analyses seen live; nothing is stored
+  // The stored analyses; one seen live but not (yet) in the record is kept.
+  state.analyses = record.moves.map((m, ply) => m.analysis ?? state.analyses[ply] ?? null);
   state.positions = positionsAfter(state.game, state.moves);
   state.solved = solvedByPly(record.solved);
   if (record.status !== "live") {
@@ -174,6 +184,7 @@ async function refreshRecord() {
     const record = await fetchJSON(`/api/matches/${encodeURIComponent(state.matchId)}`);
     if (record.status !== "live" && record.moves.length === state.moves.length) {
       state.thinkMs = record.moves.map((m) => m.think_ms);
+      state.analyses = record.moves.map((m, ply) => m.analysis ?? state.analyses[ply] ?? null);
       render({ animate: false });
     }
   } catch {
@@ -442,8 +453,7 @@ function renderTelemetry() {
   const mover = state.movers[ply - 1] ?? (ply - 1) % 2;
   const analysis = state.analyses[ply - 1] ?? null;
   if (!analysis && !isLive()) {
-    view.telemetry.clear(
-      "Search statistics are shown live, as bots report them; they are not stored with the match.");
+    view.telemetry.clear(`${state.players[mover]} reported no search statistics with move ${ply}.`);
     return;
   }
   view.telemetry.show({
@@ -453,7 +463,52 @@ function renderTelemetry() {
     ply: ply - 1,
     played: state.moves[ply - 1],
     formatMove: state.game.formatMove,
+    solved: state.solved.get(ply - 1) ?? null,
   });
+}
+
+/** The search tree the shown move's bot reported, when it sent one. */
+function renderTree() {
+  const ply = shownPly();
+  const analysis = ply > 0 ? state.analyses[ply - 1] : null;
+  view.tree.hidden = !analysis?.tree?.length;
+  if (view.tree.hidden) {
+    view.treeDiagram.replaceChildren();
+    return;
+  }
+  const mover = state.movers[ply - 1] ?? (ply - 1) % 2;
+  view.treeDiagram.replaceChildren(treeDiagram(analysis.tree, {
+    mover,
+    formatMove: state.game.formatMove,
+    width: view.treeDiagram.clientWidth || 340,
+    label: `${state.players[mover]}'s search tree for move ${ply}`,
+  }));
+}
+
+/** The evaluation graph over all moves: hidden until a value or a solved value is known. */
+function renderGraph() {
+  const points = graphPoints({
+    analyses: state.analyses,
+    movers: state.moves.map((_, ply) => state.movers[ply] ?? ply % 2),
+    solvedAfter: (ply) => state.solved.get(ply)?.outcome_after ?? null,
+  });
+  const shown = points.bots[0].length + points.bots[1].length + points.solved.length > 0;
+  view.eval.hidden = !shown;
+  if (!shown) {
+    view.evalGraph.replaceChildren();
+    return;
+  }
+  view.evalLegend.textContent = points.solved.length
+    ? `first player's side; dashed: solved`
+    : `first player's side`;
+  view.evalGraph.replaceChildren(evalGraph(points, {
+    moves: state.moves.length,
+    current: shownPly(),
+    onPick: (ply) => goTo(ply),
+    names: state.players,
+    width: view.evalGraph.clientWidth || 600,
+    label: `Each bot's value of the position over the moves${points.solved.length ? ", and the solved value" : ""}`,
+  }));
 }
 
 function render({ animate }) {
@@ -475,6 +530,8 @@ function render({ animate }) {
   renderReplayControls();
   renderSolved();
   renderTelemetry();
+  renderTree();
+  renderGraph();
 }
 
 // ---------------------------------------------------------------------------

@@ -5,10 +5,13 @@
 // point of view, -1 (certain loss) to +1 (certain win).
 //
 // candidateStats() turns an analysis into visit shares for the board overlays;
-// TelemetryPanel shows the summary and the top candidates as a table.
+// TelemetryPanel shows the summary and the top candidates as a table, and beside
+// each candidate its solved value when `arena analyse` solved the position's moves
+// (Connect Four: what the search thought next to what was true).
 
 import { compact, el } from "./dom.js";
 import { percent, signed } from "./boards/common.js";
+import { describeValue } from "./solved.js";
 
 /**
  * Visit shares of an analysis, or null when it has no candidate moves with visits.
@@ -74,7 +77,7 @@ export class TelemetryPanel {
    * Show `analysis` reported by `playerName` (seat `mover`) for the move at `ply`;
    * `formatMove` names moves the game's way, `played` is the move it chose.
    */
-  show({ analysis, mover, playerName, ply, played, formatMove }) {
+  show({ analysis, mover, playerName, ply, played, formatMove, solved = null }) {
     const stats = candidateStats(analysis, mover);
     if (!analysis) {
       this.clear(ply === null ? "No move yet." : `No search statistics for move ${ply + 1}.`);
@@ -88,19 +91,32 @@ export class TelemetryPanel {
       el("span", { class: `chip p${mover}` }), ` ${playerName} · move ${ply + 1}`);
     const parts = [heading, summary];
     if (stats) {
+      // The solved value of each candidate, from the mover's side, when analysed.
+      const truth = new Map((solved?.candidates ?? []).map((c) => [c.move, c]));
+      const best = Math.max(...[...truth.values()].map((c) => c.outcome ?? -2));
       const rows = [...stats.moves.entries()].slice(0, TOP_ROWS).map(([move, stat]) => {
         const bar = el("span", { class: "share-bar" }, el("span", { class: `share-fill p${mover}` }));
         bar.firstChild.style.setProperty("--share", (stat.share / stats.maxShare).toFixed(3));
+        const known = truth.get(move);
+        const solvedCell = truth.size
+          ? el("td", {
+            class: `solved-cell${known?.outcome === best ? " best" : ""}`,
+            dataset: { outcome: String(known?.outcome ?? "") },
+            title: known ? describeValue(known, ply).detail : null,
+          }, known ? describeValue(known, ply).text : "–")
+          : null;
         return el("tr", { class: move === played ? "played" : null, dataset: { move: String(move) } },
           el("th", { scope: "row" }, formatMove(move)),
           el("td", { class: "num" }, compact(stat.visits)),
           el("td", { class: "share" }, bar, el("span", { class: "num" }, percent(stat.share))),
-          el("td", { class: "num" }, stat.value === null ? "–" : signed(stat.value)));
+          el("td", { class: "num" }, stat.value === null ? "–" : signed(stat.value)),
+          solvedCell);
       });
-      parts.push(el("table", { class: "telemetry-moves" },
+      parts.push(el("table", { class: `telemetry-moves${truth.size ? " with-solved" : ""}` },
         el("thead", {}, el("tr", {},
           el("th", { scope: "col" }, "Move"), el("th", { scope: "col", class: "num" }, "Visits"),
-          el("th", { scope: "col" }, "Share"), el("th", { scope: "col", class: "num" }, "Value"))),
+          el("th", { scope: "col" }, "Share"), el("th", { scope: "col", class: "num" }, "Value"),
+          truth.size ? el("th", { scope: "col", title: "the solved value of the move" }, "Solved") : null)),
         el("tbody", {}, rows)));
       if (stats.moves.size > TOP_ROWS) {
         parts.push(el("p", { class: "muted small" }, `+ ${stats.moves.size - TOP_ROWS} more candidates`));

@@ -1,0 +1,43 @@
+"""The search a bot reported with a move, as the store keeps it: bounded compact JSON text.
+
+A move's ``analysis`` is stored in ``moves.analysis``, in the same group
+commit as the move. It is kept as the compact JSON the protocol writes
+(``jsontext``), made once when the move is recorded: the text then travels
+through the buffer, the writer process and the recovery journal as one
+string, and is parsed only when someone reads the match.
+
+Bounds: the ``STORED_MOVES`` most visited candidates (a larger report is
+trimmed, never refused) and the protocol's own bound on ``tree``
+(``MAX_TREE_NODES``). So a stored analysis is at most a few KB; the figures
+per move are in docs/http.md.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from protocol.messages import Analysis
+from protocol.messages.jsontext import WRITERS
+
+STORED_MOVES = 16
+"""Most candidate moves kept per stored analysis: the most visited ones."""
+
+_write = WRITERS[Analysis]
+
+
+def search_text(analysis: Analysis | None) -> str | None:
+    """The stored form of ``analysis``: compact JSON, the candidates cut to ``STORED_MOVES``."""
+    if analysis is None:
+        return None
+    if len(analysis.moves) > STORED_MOVES:
+        # Stable: among equally visited candidates the bot's own order decides.
+        kept = sorted(analysis.moves, key=lambda stat: -stat.visits)[:STORED_MOVES]
+        analysis = replace(analysis, moves=tuple(kept))
+    return _write(analysis)
+
+
+def search_json(text: str | None) -> dict[str, Any] | None:
+    """A stored analysis as a JSON object (None when the move had none)."""
+    return None if text is None else dict(json.loads(text))
