@@ -83,7 +83,7 @@ def analysis_from(info: SearchInfo | None) -> Analysis | None:
             MoveStat(move=move, visits=visits, value=_finite(value, 4))
             for move, visits, value in ranked
         ),
-        pv=info.pv[:MAX_ANALYSIS_MOVES],
+        pv=info.pv[:MAX_ANALYSIS_MOVES] or None,
         tree=_tree(info.tree),
     )
 

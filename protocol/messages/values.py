@@ -97,7 +97,7 @@ class Analysis(Wire):
     nodes: Annotated[int | None, Nullable(Int(0, MAX_COUNT))] = None
     """Positions visited by a search that counts nodes instead (alpha-beta, a solver)."""
     nodes_per_s: Annotated[float | None, Nullable(Float(0.0))] = None
-    pv: Annotated[tuple[int, ...], Array(MOVE, 0, MAX_ANALYSIS_MOVES)] = ()
+    pv: Annotated[tuple[int, ...] | None, Nullable(Array(MOVE, 0, MAX_ANALYSIS_MOVES))] = None
     """The principal variation: the line the search expects, from the move played on."""
     tree: Annotated[tuple[TreeNode, ...] | None, Nullable(TreeSpec())] = None
     """The top of the search tree, a few plies deep (``protocol.messages.search``)."""

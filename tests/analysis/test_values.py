@@ -92,12 +92,12 @@ def test_a_plan_solves_each_position_once_and_marks_the_blunders(
             state = Connect4State.from_notation(position.notation)
             value = perfect_value(state, memo)
             solved[k] = Solved(value.outcome, pons_score(value, k))
-        choices = plan.choices(solved)
+        choices = plan.candidate_positions()
         others = {}
         for key, position in choices.items():
             value = perfect_value(Connect4State.from_notation(position.notation), memo)
             others[key] = Solved(value.outcome, pons_score(value, key[0] + 1))
-        rows = plan.rows(solved, budget_ms=50, choices=others)
+        rows = plan.rows(solved, budget_ms=50, candidates=others)
         state = Connect4State.initial().play_all(moves[:ENDGAME_STONES])
         for row, move in zip(rows, moves[ENDGAME_STONES:], strict=True):
             before, after = perfect_value(state, memo), move_value(state, move, memo)
@@ -113,13 +113,11 @@ def test_a_plan_solves_each_position_once_and_marks_the_blunders(
             # The choice mattered when some legal move (by brute force) loses value.
             values = {m: move_value(state, m, memo).outcome for m in state.legal_moves()}
             assert row.choice_matters is any(v < before.outcome for v in values.values())
-            # Moves not played are solved only for a kept move in a position not lost.
+            # Every move not played whose position is unfinished is solved (the candidates).
             asked = {m for p, m in choices if p == state.ply}
-            if row.blunder is False and before.outcome > -1:
-                unfinished = {m for m in values if state.play(m).outcome() is None}
-                assert asked == unfinished - {move}
-            else:
-                assert asked == set()
+            unfinished = {m for m in values if state.play(m).outcome() is None}
+            assert asked == unfinished - {move}
+            assert [c.move for c in row.candidates] == state.legal_moves()
             matters += row.choice_matters is True
             blunders += row.blunder is True
             kept += row.blunder is False

@@ -241,7 +241,8 @@ def test_large_valid_client_messages_fit_the_bot_limit() -> None:
         stats,
         2**53 - 1,
         1.2345678901234567e300,
-        tree,
+        pv=(80,) * 81,
+        tree=tree,
     )
     move = Move("m" * 64, 1024, 2**31 - 1, analysis, id="\\" * 64)
     assert len(move.to_json().encode()) <= MAX_BOT_MESSAGE_BYTES
