@@ -51,7 +51,7 @@ def a_batch(ids: dict[str, int]) -> PlainBatch:
         "ended_at": None,
         "node_id": None,
     }
-    moves = [(ply, ply % 2, ply % 7, 3, 1, ENDED.timestamp()) for ply in range(7)]
+    moves = [(ply, ply % 2, ply % 7, 3, 1, ENDED.timestamp(), None) for ply in range(7)]
     end = {
         "status": "finished",
         "winner": 0,
