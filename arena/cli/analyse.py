@@ -12,7 +12,7 @@ and be interrupted at any time; a rerun skips what is settled. See
 
 This command is the documented exception to "the arena never imports
 ``bots``": its worker processes run the project's Connect Four solver
-(``arena.analysis.worker`` imports ``bots.solver``, there only), which is
+(``arena.analysis.worker`` imports ``bots.strategies.solver``, there only), which is
 the yardstick the analysis measures against. The server never runs it.
 """
 

@@ -12,7 +12,7 @@ The opponent is any strategy spec ``bots list`` shows (``bots play`` and
 asked for again. Moves are typed as the protocol numbers them (connect4:
 the columns 0-6 written under the board). After each of the bot's moves the
 board is redrawn with what its search reported, the report a bot sends with
-its move in the arena (``bots.choosing.analysis_from``): simulations or
+its move in the arena (``bots.client.choosing.analysis_from``): simulations or
 nodes, the value for the bot, the most visited moves, and (MCTS) the top of
 its search tree as indented text with the principal line marked.
 
@@ -230,7 +230,7 @@ class Session:
         A strategy that forfeits (an engine fault) resigns: the person wins.
         """
         from bots import Forfeit
-        from bots.choosing import analysis_from
+        from bots.client.choosing import analysis_from
 
         out.write(f"{self.strategy.describe()} is thinking...\n")
         out.flush()

@@ -40,7 +40,7 @@ async def mcts_bot(
     """``arena-bot`` as alpha: seeded in-process MCTS for Connect Four, taking challenges only."""
     log = (tmp_path / "alpha.log").open("wb")
     argv = [
-        sys.executable, "-m", "bots.client_cli",
+        sys.executable, "-m", "bots.client.cli",
         "--url", f"ws://127.0.0.1:{arena.port}",
         "--name", "alpha",
         "--game", "connect4",

@@ -28,8 +28,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bots.first_run import compile_notice
-from bots.signals import die_with_parent
+from bots.client.signals import die_with_parent
+from bots.strategies.first_run import compile_notice
 from bots.strategy import SearchError
 
 Task = Callable[..., Any]

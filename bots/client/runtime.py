@@ -10,11 +10,11 @@
 ``run`` plays until ``config.games`` matches are finished or it is told to
 stop: ``drain()`` finishes the live matches first (no more seeks, challenges
 declined), ``forfeit()`` resigns them, ``stop()`` just closes the connection.
-``bots.signals.install_stop_signals(client.on_signal, client.forfeit)``
+``bots.client.signals.install_stop_signals(client.on_signal, client.forfeit)``
 makes SIGINT/SIGTERM drain, a second one forfeit, and SIGHUP forfeit. Moves
-are chosen by a ``MoveChooser`` (``bots.choosing``): ``StrategyChooser``
+are chosen by a ``MoveChooser`` (``bots.client.choosing``): ``StrategyChooser``
 wraps a ``bots`` strategy (searching in its own process pool, so this event
-loop keeps answering pings), and ``bots.simple`` wraps a plain function.
+loop keeps answering pings), and ``bots.client.simple`` wraps a plain function.
 Each move is asked for with its ``Budget``: the deadline from
 ``your_turn``'s clock, the measured round trip and the safety margin
 (``bots.budget``).
@@ -22,18 +22,18 @@ Each move is asked for with its ``Budget``: the deadline from
 A dropped connection is retried with capped, jittered exponential backoff
 (with ``fallback_urls``, each URL in turn is tried at once first: the nodes
 of one arena, so the bot fails over to another when one dies;
-``bots.client_route``); the server re-sends ``match_start`` (with the moves
+``bots.client.route``); the server re-sends ``match_start`` (with the moves
 so far) and ``your_turn`` to a bot that comes back within its grace period,
 and the bot plays on. A move computed while the socket was down is kept and
 sent when the server asks for that ply again. ``wss://`` is verified
-(``bots.transport``); a certificate that fails verification ends ``run``
+(``bots.client.transport``); a certificate that fails verification ends ``run``
 with ``TLSVerifyError``. A ``redirect`` (another node hosts the bot's match)
 is followed at once, under the same transport rules, and resets the
 backoff; a target that cannot be reached sends the bot back to its own URLs,
 and so does the end of the match it was redirected for (bots stay on the
 nodes they were given, so the nodes keep their share).
 
-The errors raised here are drawn in ``bots.client_errors``.
+The errors raised here are drawn in ``bots.client.errors``.
 """
 
 from __future__ import annotations
@@ -51,14 +51,14 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from bots.budget import Budget, LagMeter, rtt_credit_ms
-from bots.choosing import (
+from bots.client.choosing import (
     Decision,
     MoveChooser,
     StrategyChooser,
     analysis_from,
     time_control_warning,
 )
-from bots.client_config import (
+from bots.client.config import (
     DEFAULT_TIME_CONTROL,
     MAX_MATCHES,
     Backoff,
@@ -67,10 +67,10 @@ from bots.client_config import (
     MatchReport,
     rating_line,
 )
-from bots.client_errors import ClientError, InsecureURLError, RefusedError, TLSVerifyError
-from bots.client_matches import MatchBook, Searches
-from bots.client_route import Route
-from bots.transport import connection_tls, verify_failure
+from bots.client.errors import ClientError, InsecureURLError, RefusedError, TLSVerifyError
+from bots.client.matches import MatchBook, Searches
+from bots.client.route import Route
+from bots.client.transport import connection_tls, verify_failure
 from protocol.errors import ProtocolError
 from protocol.messages import (
     MAX_SERVER_MESSAGE_BYTES,
@@ -134,7 +134,7 @@ class BotClient:
     """Plays as one bot on one server; see the module docstring.
 
     Raises ``ClientError`` at once for a URL it must not or cannot use
-    (``bots.transport``).
+    (``bots.client.transport``).
     """
 
     def __init__(
@@ -542,7 +542,7 @@ class BotClient:
 
     async def _watch_home(self, ws: ClientConnection) -> None:
         """On a fallback URL: once the first one answers again, go back to it (now if idle,
-        else after the current match; ``bots.client_route``)."""
+        else after the current match; ``bots.client.route``)."""
         self._home_back = False
         await self._route.home_is_back()
         self._home_back = True

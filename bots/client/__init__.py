@@ -1,0 +1,1 @@
+"""The bot client runtime: play a strategy on an arena server over websockets."""

@@ -1,0 +1,1 @@
+"""The built-in strategies and the search machinery they share."""
