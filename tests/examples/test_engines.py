@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.local_tournament import bot_name
 from arena.server import ArenaConfig, ArenaServer
-from arena.tournaments.local import bot_name
 from protocol.messages import Event
 from tests.bots.test_client_e2e import spectate, url_of
 
