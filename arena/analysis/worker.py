@@ -19,16 +19,16 @@ from arena.analysis.values import Solved
 def init_worker() -> None:
     """A worker's start: ignore Ctrl-C (the parent stops the pool), load the kernels."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from bots.strategies.solver import warm_up
+    from bots.strategies import warm_up_solver
 
-    warm_up()
+    warm_up_solver()
 
 
 def solve_position(notation: str, budget_ms: float) -> Solved:
     """The value of the unfinished position ``notation`` for the side to move, within
     ``budget_ms`` of wall time: first win/draw/loss (a weak search, much the cheaper),
     then, with what is left, the exact score."""
-    from bots.strategies.solver import default_solver, to_state
+    from bots.strategies import default_solver, to_state
 
     solver = default_solver()
     state = to_state(notation)

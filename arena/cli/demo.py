@@ -145,7 +145,7 @@ async def warm_search_kernels(game: str) -> None:
     """Compile (first run only, with a line on stderr) or load the bots' search kernels once,
     so the bot processes started next load them from the cache instead of each compiling."""
     from bots.kernels import warm_up
-    from bots.strategies.first_run import compile_notice  # a launcher of bot processes may use bots
+    from bots.strategies import compile_notice
 
     def warm() -> None:
         with compile_notice():

@@ -42,7 +42,7 @@ from protocol.messages import TreeNode, principal_line
 from protocol.messages.search import children
 
 if TYPE_CHECKING:
-    from bots.strategy import Strategy
+    from bots import Strategy
     from protocol.messages import Analysis
 
 HOW_TO_MOVE: dict[str, str] = {
@@ -105,7 +105,7 @@ def run_play(args: argparse.Namespace) -> int:
 
 def build_strategy(spec: str, game: str, seed: int | None) -> Strategy:
     """The opponent from its spec; a bad spec is an ``ArenaError`` naming what is wrong."""
-    from bots.strategy import StrategyError, make_strategy, parse_spec, strategy_class
+    from bots import StrategyError, make_strategy, parse_spec, strategy_class
 
     try:
         kind, options = parse_spec(spec)
@@ -230,7 +230,7 @@ class Session:
         A strategy that forfeits (an engine fault) resigns: the person wins.
         """
         from bots import Forfeit
-        from bots.client.choosing import analysis_from
+        from bots.client import analysis_from
 
         out.write(f"{self.strategy.describe()} is thinking...\n")
         out.flush()
