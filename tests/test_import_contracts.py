@@ -9,7 +9,8 @@ still tie the layers together).
 - in ``arena``, only the command-line layer (``arena/cli``) and the one launcher of
   solver processes (``arena/analysis/worker.py``) import ``bots``, and only names
   exported by ``bots/__init__.py`` or a subpackage's ``__init__``;
-- ``bots`` never imports ``arena``.
+- ``bots`` never imports ``arena``, and its strategies never import its client (a
+  strategy plays offline, in ``bots play``, as well as on a server).
 """
 
 from __future__ import annotations
@@ -159,6 +160,23 @@ def test_the_arena_uses_only_the_public_api_of_bots() -> None:
 
 def test_bots_never_imports_the_arena() -> None:
     bad = [str(found) for found in imports_under("bots") if within(found.module, "arena")]
+    assert bad == []
+
+
+def test_the_strategies_never_import_the_client() -> None:
+    layers = ("bots/strategies", "bots/kernels", "bots/ugi")
+    bad = [
+        str(found)
+        for layer in layers
+        for found in imports_under(*layer.split("/"))
+        if within(found.module, "bots.client")
+    ]
+    bad += [
+        str(found)
+        for name in ("strategy.py", "budget.py", "match.py")
+        for found in imports_in(ROOT / "bots" / name)
+        if within(found.module, "bots.client")
+    ]
     assert bad == []
 
 
