@@ -1,11 +1,10 @@
 """The process-pool side of ``arena analyse``: solve one position with ``bots.strategies.solver``.
 
-The arena never imports ``bots`` (``DESIGN.md``), with two documented
-exceptions: launchers that start bot processes, and this module, because
-the analysis's yardstick is the project's own Connect Four solver. It is
-imported only by the ``arena analyse`` command, and ``bots.strategies.solver`` (Numba)
-only inside the worker processes, so no other command and never the server
-pays for it.
+Outside ``arena.cli``, this is the one arena module that imports ``bots``
+(``tests/test_import_contracts.py``), because the analysis's yardstick is the
+project's own Connect Four solver. It is imported only by the ``arena analyse``
+command, and the solver (Numba) only inside the worker processes, so no other
+command and never the server pays for it.
 """
 
 from __future__ import annotations
