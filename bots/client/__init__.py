@@ -6,7 +6,8 @@
     summary = await BotClient(config, StrategyChooser(strategy)).run()
 
 ``runtime`` is the connection loop (``BotClient``), ``matches`` keeps each match
-in step with the server, ``route`` picks the next URL, ``transport`` the TLS
+in step with the server, ``seeking`` its seeks and challenges, ``route`` picks
+the next URL, ``transport`` the TLS
 settings, ``choosing`` turns a strategy into move decisions, ``simple`` wraps a
 plain function (``run_bot``), ``signals`` stops a bot by signal and ``cli`` is the
 ``arena-bot`` command.
