@@ -69,6 +69,7 @@ from arena.play.matchmaker import Matchmaker
 from arena.play.rated_openings import RatedOpenings
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
+from arena.ratings import EloModel
 from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite
 from arena.store.health import HealthState, StoreHealth
@@ -316,7 +317,7 @@ class ArenaServer:
             self._store = await Store.open(
                 config.db_url,
                 create=True,
-                k_factor=config.k_factor,
+                rating_model=EloModel(config.k_factor),
                 writer_process=config.db_writer_process,
                 journal_path=config.journal_path,
             )

@@ -54,10 +54,9 @@ from arena.errors import (
     StoreDegradedError,
     StoreError,
 )
-from arena.play.guests import GUEST_ACCOUNT
-from arena.ratings import DEFAULT_K
+from arena.ratings import DEFAULT_MODEL, RatingModel
 from arena.store import nodes, queries
-from arena.store.accounts import AccountStore
+from arena.store.accounts import GUEST_ACCOUNT, AccountStore
 from arena.store.analysis import AnalysisStore
 from arena.store.engine import DEFAULT_URL, is_sqlite
 from arena.store.health import HealthState
@@ -120,7 +119,7 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         url: str = DEFAULT_URL,
         *,
         create: bool = True,
-        k_factor: float = DEFAULT_K,
+        rating_model: RatingModel = DEFAULT_MODEL,
         flush_interval: float = 0.05,
         flush_batch: int = 512,
         writer_process: bool = False,
@@ -151,9 +150,11 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         )
         writer = None
         try:
-            await replay(recovery, engine, k_factor)
+            await replay(recovery, engine, rating_model)
             if writer_process and is_sqlite(engine):
-                writer = WriterProcess(opened.url.render_as_string(hide_password=False), k_factor)
+                writer = WriterProcess(
+                    opened.url.render_as_string(hide_password=False), rating_model
+                )
                 try:
                     await writer.start()
                 except StoreError as error:
@@ -164,7 +165,7 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         store = cls(
             engine,
             recovery,
-            k_factor=k_factor,
+            rating_model=rating_model,
             flush_interval=flush_interval,
             flush_batch=flush_batch,
             max_pending_moves=max_pending_moves,
@@ -518,12 +519,12 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
     async def rebuild_ratings(self) -> int:
         """Recompute all ratings and history from the finished rated matches; returns their count.
 
-        Every bot starts at ``DEFAULT_RATING`` and matches replay in the
-        order they were rated, with this store's K-factor, so with an
-        unchanged K-factor the result equals the stored ratings exactly.
+        Every bot starts at the rating model's initial rating and matches
+        replay in the order they were rated, through this store's model, so
+        with an unchanged model the result equals the stored ratings exactly.
         """
         async with self._write() as session:
-            count = await rebuild(session, self.k_factor)
+            count = await rebuild(session, self.rating_model)
         self._ratings.clear()
         return count
 

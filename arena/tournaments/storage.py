@@ -33,7 +33,7 @@ from arena.store.queries import utc
 from arena.tournaments.openings import OpeningSuite, format_opening
 from arena.tournaments.schedule import PairSlot, build_schedule
 from arena.tournaments.settings import Format, TournamentSettings
-from arena.tournaments.state import GameResult, TournamentState
+from arena.tournaments.state import TournamentState
 
 ACTIVE = ("pending", "running")
 """Statuses of a tournament a server schedules."""
@@ -205,26 +205,20 @@ async def load_state(session: AsyncSession, tournament_id: int) -> TournamentSta
 
 def count_match(state: TournamentState, seat_of_bot: dict[int, int], match: Any) -> None:
     """Count one ended match row of the tournament into ``state`` (see ``TournamentState``)."""
-    match_id, number, player0, status, winner, termination, fault, ended_at = match
+    match_id, number, player0, _status, winner, termination, fault, ended_at = match
     if number is None or not 0 <= number < len(state.pairs):
         return
     pair = state.pairs[number]
     first = seat_of_bot.get(player0)
     game = 0 if first == pair.seat_a else 1
-    if status == "finished":
-        score_first = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
-        state.record(
-            GameResult(
-                pair=number,
-                game=game,
-                score_a=score_first if game == 0 else 1.0 - score_first,
-                match_id=match_id,
-                termination=termination or "",
-                ended_at=utc(ended_at),
-            )
-        )
-    elif fault is None:  # aborted with no fault: a bot never moved
-        state.record_no_show((number, game))
+    state.tally(
+        (number, game),
+        winner=winner,
+        termination=termination or "",
+        fault=fault,
+        match_id=match_id,
+        ended_at=utc(ended_at),
+    )
 
 
 def settings_of(row: Tournament, bots: list[str]) -> TournamentSettings:
@@ -288,9 +282,7 @@ async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
 async def active_ids(session: AsyncSession) -> dict[int, str]:
     """Id -> status of every tournament that is pending, running or paused."""
     rows = await session.execute(
-        select(Tournament.id, Tournament.status).where(
-            Tournament.status.in_((*ACTIVE, "paused"))
-        )
+        select(Tournament.id, Tournament.status).where(Tournament.status.in_((*ACTIVE, "paused")))
     )
     return {tournament_id: status for tournament_id, status in rows}
 
@@ -313,9 +305,7 @@ async def claim(session: AsyncSession, tournament_id: int, node_id: str) -> bool
     return cast(CursorResult[Any], result).rowcount == 1
 
 
-async def set_status(
-    session: AsyncSession, tournament_id: int, status: str, **values: Any
-) -> None:
+async def set_status(session: AsyncSession, tournament_id: int, status: str, **values: Any) -> None:
     """Set the tournament's status and any other columns given (``ended_at=...``)."""
     await session.execute(
         update(Tournament)
