@@ -71,6 +71,7 @@ from arena.store.models import Bot, Rating
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
 from arena.store.opening import mask_url, open_database
 from arena.store.pair_history import PairHistoryStore
+from arena.store.placement import Directory
 from arena.store.queries import BotResult, PairCell
 from arena.store.rating_updates import rebuild
 from arena.store.records import (
@@ -84,6 +85,7 @@ from arena.store.records import (
     RatingHistoryEntry,
 )
 from arena.store.searches import search_json, search_text
+from arena.store.seek_queue import SeekQueueTable
 from arena.store.tokens import hash_token, new_match_id
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
@@ -527,6 +529,16 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
             count = await rebuild(session, self.rating_model)
         self._ratings.clear()
         return count
+
+    # Nodes sharing a database (``arena.cluster``) ---------------------------------
+
+    def directory(self, node_id: str) -> Directory:
+        """Where node ``node_id`` publishes its URL and finds the node hosting a bot's match."""
+        return Directory(self.engine, node_id)
+
+    def seek_queue(self, node_id: str) -> SeekQueueTable:
+        """The shared ``seek_queue`` table (PostgreSQL) as node ``node_id`` pairs from it."""
+        return SeekQueueTable(self.engine, node_id)
 
     # Leaderboard and bot pages (read models in ``arena.leaderboard``) ------------
 
