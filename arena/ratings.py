@@ -21,9 +21,16 @@ DEFAULT_K = 32.0
 """The default K-factor: the largest change one game can make."""
 
 
+ELO_SCALE = 400.0
+"""Elo points per factor of ten in the odds of winning: the curve's one scale."""
+
+ELO_PER_LOG_ODDS = ELO_SCALE / math.log(10.0)
+"""Elo points per unit of natural log-odds (173.7...), the scale of the rating fits."""
+
+
 def expected_score(ra: float, rb: float) -> float:
     """The score a player rated ``ra`` is expected to make against one rated ``rb``."""
-    return 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
+    return 1.0 / (1.0 + 10.0 ** ((rb - ra) / ELO_SCALE))
 
 
 def elo_update(ra: float, rb: float, score_a: float, k: float) -> tuple[float, float]:
@@ -92,7 +99,7 @@ def score_to_elo(score: float) -> float:
         return -math.inf
     if score >= 1.0:
         return math.inf
-    return -400.0 * math.log10(1.0 / score - 1.0)
+    return -ELO_SCALE * math.log10(1.0 / score - 1.0)
 
 
 DEFAULT_MODEL = EloModel()
