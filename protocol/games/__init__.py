@@ -16,12 +16,19 @@ from __future__ import annotations
 from protocol.errors import IllegalMoveError, PositionDecodeError, UnknownGameError
 from protocol.games.base import PLAYER_SYMBOLS, Fault, GameState, Outcome, Termination
 from protocol.games.connect4 import Connect4State
+from protocol.games.othello import OthelloState
 from protocol.games.tictactoe import TicTacToeState
 from protocol.games.uttt import QuickUltimateTicTacToeState, UltimateTicTacToeState
 
 _REGISTRY: dict[str, type[GameState]] = {
     cls.name: cls
-    for cls in (Connect4State, TicTacToeState, UltimateTicTacToeState, QuickUltimateTicTacToeState)
+    for cls in (
+        Connect4State,
+        TicTacToeState,
+        UltimateTicTacToeState,
+        QuickUltimateTicTacToeState,
+        OthelloState,
+    )
 }
 
 GAMES: tuple[str, ...] = tuple(_REGISTRY)
@@ -53,6 +60,7 @@ __all__ = [
     "Fault",
     "GameState",
     "IllegalMoveError",
+    "OthelloState",
     "Outcome",
     "PositionDecodeError",
     "QuickUltimateTicTacToeState",
