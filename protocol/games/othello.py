@@ -110,9 +110,7 @@ class OthelloState(GameState):
     _placements: int
 
     @classmethod
-    def _make(
-        cls, boards: tuple[int, int], to_move: int, moves: tuple[int, ...]
-    ) -> Self:
+    def _make(cls, boards: tuple[int, int], to_move: int, moves: tuple[int, ...]) -> Self:
         state = object.__new__(cls)
         state.boards = boards
         state._to_move = to_move
@@ -196,7 +194,7 @@ class OthelloState(GameState):
     def encode(self) -> str:
         """Eight rows, top first, joined by ``/`` (cells ``.``/``x``/``o``), space, side to move.
 
-        Example (the start): ``......../......../......../...ox.../...xo.../......../......../........ x``.
+        The start: ``......../......../......../...ox.../...xo.../......../......../........ x``.
         """
         return "/".join(self._rows_text()) + " " + PLAYER_SYMBOLS[self._to_move]
 
@@ -229,7 +227,7 @@ class OthelloState(GameState):
 
     @staticmethod
     def move_name(move: int) -> str:
-        """OpenSpiel's name of a move: ``a1``-``h8`` (file letter, rank from the top) or ``pass``."""
+        """OpenSpiel's name of a move: ``a1``-``h8`` (file, then rank from the top) or ``pass``."""
         if move == PASS:
             return "pass"
         if not 0 <= move < CELLS:
