@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bots.kernels import connect4, tictactoe, tree, uttt
+from bots.kernels import connect4, othello, tictactoe, tree, uttt
 from bots.kernels.rng import new_rng
 from protocol.games import GameState, new_game
 
@@ -22,6 +22,7 @@ _KERNELS: dict[str, tuple[int, Callable[[GameState], np.ndarray]]] = {
     "tictactoe": (tree.TICTACTOE, tictactoe.from_state),
     "uttt": (tree.UTTT, uttt.from_state),
     "uttt-quick": (tree.UTTT, uttt.from_state),
+    "othello": (tree.OTHELLO, othello.from_state),
 }
 
 KERNEL_GAMES: tuple[str, ...] = tuple(_KERNELS)

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from bots.kernels import connect4, tictactoe, uttt
+from bots.kernels import connect4, othello, tictactoe, uttt
 from bots.kernels.rng import below
 
 ONGOING = -1
@@ -37,6 +37,7 @@ DRAW = 2
 CONNECT4 = 0
 TICTACTOE = 1
 UTTT = 2
+OTHELLO = 3
 MAX_MOVES = 81
 MAX_DEPTH = 128
 
@@ -79,6 +80,8 @@ def game_status(game: int, st: np.ndarray) -> int:
         return connect4.status(st)
     if game == TICTACTOE:
         return tictactoe.status(st)
+    if game == OTHELLO:
+        return othello.status(st)
     return uttt.status(st)
 
 
@@ -89,6 +92,8 @@ def game_legal_moves(game: int, st: np.ndarray, out: np.ndarray) -> int:
         return connect4.legal_moves(st, out)
     if game == TICTACTOE:
         return tictactoe.legal_moves(st, out)
+    if game == OTHELLO:
+        return othello.legal_moves(st, out)
     return uttt.legal_moves(st, out)
 
 
@@ -99,6 +104,8 @@ def game_play(game: int, st: np.ndarray, move: int) -> int:
         return connect4.play(st, move)
     if game == TICTACTOE:
         return tictactoe.play(st, move)
+    if game == OTHELLO:
+        return othello.play(st, move)
     return uttt.play(st, move)
 
 
@@ -109,6 +116,8 @@ def game_playout(game: int, heavy: bool, st: np.ndarray, rng: np.ndarray) -> int
         return connect4.playout_heavy(st, rng) if heavy else connect4.playout(st, rng)
     if game == TICTACTOE:
         return tictactoe.playout_heavy(st, rng) if heavy else tictactoe.playout(st, rng)
+    if game == OTHELLO:
+        return othello.playout_heavy(st, rng) if heavy else othello.playout(st, rng)
     return uttt.playout_heavy(st, rng) if heavy else uttt.playout(st, rng)
 
 
