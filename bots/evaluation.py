@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from bots.evaluation_othello import evaluate_othello, order_othello, othello_key
 from protocol.games import GameState
 from protocol.games.lines import LINE_MASKS
 
@@ -164,6 +165,7 @@ EVALUATIONS: dict[str, Evaluation] = {
     ),
 }
 EVALUATIONS["uttt-quick"] = EVALUATIONS["uttt"]
+EVALUATIONS["othello"] = Evaluation(evaluate_othello, othello_key, order_othello)
 
 
 def evaluation_for(game: str) -> Evaluation:
