@@ -34,12 +34,14 @@ SUITES: dict[str, str] = {
     "connect4-2ply": "connect4",
     "connect4-4ply": "connect4",
     "uttt-2ply": "uttt",
+    "othello-4ply": "othello",
 }
 """The shipped suites and the game each is for."""
 
 BALANCED_SUITES: dict[str, str] = {
     "connect4": "builtin:connect4-2ply",
     "uttt": "builtin:uttt-2ply",
+    "othello": "builtin:othello-4ply",
 }
 """Each game's balanced suite: what ``arena ladder`` and rated ladder matches
 (``arena.play.rated_openings``) start from; a game not named starts from its

@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 
 from arena.tournaments.openings import SUITE_DIR, Opening, format_opening
-from protocol.games import GameState, new_game
+from protocol.games import GameState, new_game, othello
 
 FORCED_DEPTH = 3
 """A position decided by force within this many plies is not an opening."""
@@ -58,6 +58,7 @@ SYMMETRIES: dict[str, tuple[Symmetry, ...]] = {
     "connect4": (lambda move: move, lambda move: 6 - move),
     "tictactoe": tuple(_cell_map(t) for t in _SQUARE),
     "uttt": tuple(_uttt_symmetry(t) for t in _SQUARE),
+    "othello": othello.SYMMETRIES,
 }
 """Each game's board symmetries, as maps on move numbers."""
 
@@ -65,6 +66,7 @@ RECIPES: dict[str, tuple[str, int, bool]] = {
     "connect4-2ply": ("connect4", 2, False),
     "connect4-4ply": ("connect4", 4, True),
     "uttt-2ply": ("uttt", 2, True),
+    "othello-4ply": ("othello", 4, True),
 }
 """Suite name -> (game, plies, merge symmetric positions)."""
 

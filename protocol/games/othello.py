@@ -14,6 +14,7 @@ shifting whole boards (no loop over cells).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar, Self
 
 from protocol.errors import GameError, PositionDecodeError
@@ -233,3 +234,25 @@ class OthelloState(GameState):
         if not 0 <= move < CELLS:
             raise GameError(f"othello: no move {move}")
         return "abcdefgh"[move % SIZE] + str(move // SIZE + 1)
+
+
+def _symmetry(transform: Callable[[int, int], tuple[int, int]]) -> Callable[[int], int]:
+    def apply(move: int) -> int:
+        if move == PASS:
+            return PASS
+        row, col = transform(*divmod(move, SIZE))
+        return SIZE * row + col
+
+    return apply
+
+
+SYMMETRIES: tuple[Callable[[int], int], ...] = tuple(
+    _symmetry(t)
+    for t in (
+        lambda r, c: (r, c),
+        lambda r, c: (7 - r, 7 - c),  # half turn
+        lambda r, c: (c, r),  # the a1-h8 diagonal
+        lambda r, c: (7 - c, 7 - r),  # the h1-a8 diagonal
+    )
+)
+"""The board symmetries that keep the starting position, as maps on move numbers."""

@@ -117,7 +117,7 @@ def test_shipped_suites_are_what_the_generator_makes(name: str) -> None:
 
 def test_the_symmetry_maps_are_symmetries_of_the_rules() -> None:
     # A mirrored or rotated game is legal move for move and ends the same way.
-    for game in ("connect4", "uttt", "tictactoe"):
+    for game in ("connect4", "uttt", "tictactoe", "othello"):
         for symmetry in suites.SYMMETRIES[game]:
             state = new_game(game)
             mirrored = new_game(game)
