@@ -114,6 +114,7 @@ export function describeTermination(termination, game) {
     if (game === "connect4") return "four in a row";
     if (game === "uttt-quick") return "first local board won";
     if (game === "uttt") return "three boards in a row";
+    if (game === "othello") return "more discs";
     return "three in a row";
   }
   return TERMINATIONS[termination] ?? termination ?? "";

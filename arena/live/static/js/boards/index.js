@@ -5,10 +5,11 @@
 // createBoard(container, {mini}) -> {element, update({position, lastMove, stats, animate})}.
 
 import { connect4 } from "./connect4.js";
+import { othello } from "./othello.js";
 import { tictactoe } from "./tictactoe.js";
 import { uttt, utttQuick } from "./uttt.js";
 
-const REGISTRY = new Map([connect4, tictactoe, uttt, utttQuick].map((game) => [game.name, game]));
+const REGISTRY = new Map([connect4, tictactoe, uttt, utttQuick, othello].map((game) => [game.name, game]));
 
 /** Names of the games the viewer can draw, in display order. */
 export const GAME_NAMES = [...REGISTRY.keys()];
