@@ -50,6 +50,8 @@ HOW_TO_MOVE: dict[str, str] = {
     "tictactoe": "a cell 0-8, row by row: 0 1 2 / 3 4 5 / 6 7 8",
     "uttt": "9 * board + cell, boards and cells 0-8 row by row",
     "uttt-quick": "9 * board + cell, boards and cells 0-8 row by row",
+    "othello": "a cell 0-63, 8 * row + column (row starts at the left, columns under the "
+    "board), 64 to pass when you cannot place a disc",
 }
 """What a move is, per game, in the protocol's numbering (``docs/protocol.md``)."""
 
