@@ -1,6 +1,8 @@
 """Othello in the web viewer, in headless Chromium against the real arena server.
 
-A live match between scripted bots: the board shows the discs turned by each
+A person plays a real ``arena-bot`` (greedy) by clicking the board's cells
+(and the pass button when that is the only move) to the end. A live match
+between scripted bots: the board shows the discs turned by each
 move and the side to move's legal cells; once over, the result, and a replay
 move by move. The viewer's JavaScript rules replay random games to exactly
 the positions ``protocol.games.othello`` encodes, passes included.
@@ -10,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
+from pathlib import Path
 
 from playwright.async_api import expect
 from test_viewer_browser import Shot, base_url, wait_moves
-from viewer_support import BotsFactory, PageFactory
+from viewer_support import BotsFactory, PageFactory, guest_bot
 
 from arena.server import ArenaServer
+from arena.store import Store
 from protocol.games import new_game
 from protocol.games.othello import PASS
 
@@ -107,3 +112,57 @@ async def test_othello_rules_in_javascript_match_the_python_rules(
         games,
     )
     assert mismatches == {"bad": [], "names": ["a1", "d3", "pass"]}
+
+
+async def test_a_person_plays_othello_against_a_bot_by_clicking_cells(
+    arena: ArenaServer,
+    store: Store,
+    tokens: dict[str, str],
+    tmp_path: Path,
+    open_page: PageFactory,
+    screenshot: Shot,
+) -> None:
+    log = tmp_path / "alpha.log"
+    async with guest_bot(arena, tokens["alpha"], log, "othello", "greedy:seed=1"):
+        page = await open_page()
+        await page.goto(f"{base_url(arena)}/play/alpha?game=othello")
+        panel = page.locator("#play")
+        match = page.locator("#match")
+        clicked = passed = 0
+        while True:
+            await expect(panel).to_have_attribute(
+                "data-state", re.compile("your-turn|over"), timeout=30_000
+            )
+            if await panel.get_attribute("data-state") == "over":
+                break
+            moves = int(await match.get_attribute("data-moves") or 0)
+            legal = await page.locator("#play-moves .play-move").evaluate_all(
+                "buttons => buttons.map(b => Number(b.dataset.move))"
+            )
+            assert legal, "your turn, but no move offered"
+            if legal == [PASS]:
+                await page.locator(f'#play-moves .play-move[data-move="{PASS}"]').click()
+                passed += 1
+            else:
+                assert PASS not in legal
+                # The dotted cells are exactly the legal placements.
+                hints = await page.locator('#board .cell[data-piece="hint"]').evaluate_all(
+                    "cells => cells.map(c => Number(c.dataset.cell))"
+                )
+                assert sorted(hints) == sorted(legal)
+                await page.locator(f'#board .cell[data-cell="{legal[0]}"]').click()
+                clicked += 1
+            await expect(match).to_have_attribute(
+                "data-moves", re.compile(rf"^({moves + 1}|{moves + 2})$")
+            )
+            if clicked == 3:
+                await screenshot(page, "play-othello")
+        status = await page.locator("#play-status").text_content()
+        assert status is not None and any(word in status for word in ("won", "draw"))
+        href = await page.locator("#replay-link").get_attribute("href")
+        assert href is not None
+        record = await store.get_match(href.rsplit("/", 1)[-1])
+        assert record is not None and record.game == "othello" and record.rated is False
+        assert clicked >= 10
+        final = new_game("othello").play_all([m.move for m in record.moves])
+        assert final.is_over()
