@@ -205,24 +205,14 @@ def play(st: np.ndarray, move: int) -> int:
 def playout(st: np.ndarray, rng: np.ndarray) -> int:
     """Uniformly random legal moves to the end on local copies (``st`` is left as it was);
     return the final status."""
-    p = st[2]
-    me = np.uint64(st[p])
-    opp = np.uint64(st[1 - p])
-    while True:
-        m = placements(me, opp)
-        if m == _ZERO:
-            if placements(opp, me) == _ZERO:
-                break
-        else:
-            bit = _nth_bit(m, below(rng, popcount(m)))
-            turned = flips(me, opp, bit)
-            me |= turned | bit
-            opp &= ~turned
-        me, opp = opp, me
-        p = 1 - p
-    if p == 0:
-        return _final(me, opp)
-    return _final(opp, me)
+    return _play_out(st, rng, False)
+
+
+@numba.njit(cache=True, nogil=True)
+def playout_heavy(st: np.ndarray, rng: np.ndarray) -> int:
+    """A playout by rules (``st`` is left as it was): take a corner when one is open,
+    else avoid the cells next to an empty corner, else any move, at random among them."""
+    return _play_out(st, rng, True)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -241,10 +231,8 @@ def _preferred(m: np.uint64, me: np.uint64, opp: np.uint64) -> np.uint64:
     return m
 
 
-@numba.njit(cache=True, nogil=True)
-def playout_heavy(st: np.ndarray, rng: np.ndarray) -> int:
-    """A playout by rules (``st`` is left as it was): take a corner when one is open,
-    else avoid the cells next to an empty corner, else any move, at random among them."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _play_out(st: np.ndarray, rng: np.ndarray, heavy: bool) -> int:
     p = st[2]
     me = np.uint64(st[p])
     opp = np.uint64(st[1 - p])
@@ -254,7 +242,7 @@ def playout_heavy(st: np.ndarray, rng: np.ndarray) -> int:
             if placements(opp, me) == _ZERO:
                 break
         else:
-            choice = _preferred(m, me, opp)
+            choice = _preferred(m, me, opp) if heavy else m
             bit = _nth_bit(choice, below(rng, popcount(choice)))
             turned = flips(me, opp, bit)
             me |= turned | bit

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import pytest
+from test_rules_vs_openspiel import reference_winner
 
 from protocol.errors import IllegalMoveError, PositionDecodeError
 from protocol.games import OthelloState, Termination, decode_state, new_game
@@ -26,15 +27,6 @@ def reference_board(ref: Any) -> str:
     """OpenSpiel's printed board as our ``encode`` board text (``-`` is an empty cell)."""
     rows = str(ref).splitlines()[2:10]
     return "/".join("".join(row.split()[1:9]).replace("-", ".") for row in rows)
-
-
-def reference_winner(ref: Any) -> int | None:
-    returns = ref.returns()
-    if returns[0] > 0:
-        return 0
-    if returns[1] > 0:
-        return 1
-    return None
 
 
 def play_both(seed: int, game: Any) -> tuple[OthelloState, int]:
