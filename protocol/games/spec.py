@@ -86,6 +86,13 @@ class GameSpec:
         """The names of the shipped suites."""
         return tuple(recipe.name for recipe in self.suites)
 
+    def suite(self, name: str) -> SuiteRecipe:
+        """The recipe of the shipped suite ``name`` (``KeyError`` when there is none)."""
+        for recipe in self.suites:
+            if recipe.name == name:
+                return recipe
+        raise KeyError(f"{self.name} ships no opening suite {name!r}")
+
     def termination_text(self, termination: Termination) -> str:
         """How an ending reads in this game: the rules' own words, else the referee's."""
         return self.terminations.get(termination) or termination.value.replace("_", " ")

@@ -14,7 +14,6 @@ from protocol.games import (
     game_spec,
     game_specs,
     get_game_class,
-    new_game,
 )
 from protocol.games.spec import RULE_TERMINATIONS, identity
 
@@ -32,22 +31,6 @@ def test_unknown_games_raise_with_the_valid_names() -> None:
     for name in ("othello", "Connect4", "", None):
         with pytest.raises(UnknownGameError, match="valid games: connect4, tictactoe"):
             game_spec(name)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("game", GAMES)
-def test_symmetries_map_legal_lines_to_legal_lines_of_symmetric_positions(game: str) -> None:
-    """Every symmetry is a bijection of the moves that keeps the game's rules."""
-    spec = game_spec(game)
-    start = new_game(game)
-    moves = range(start.num_moves)
-    lines = [(a, b) for a in start.legal_moves() for b in start.play(a).legal_moves()][:200]
-    for symmetry in spec.symmetries:
-        assert sorted(map(symmetry, moves)) == list(moves)
-        for line in lines:
-            image = start.play_all([symmetry(m) for m in line])
-            assert sorted(map(symmetry, start.play_all(line).legal_moves())) == (
-                image.legal_moves()
-            )
 
 
 def test_words_for_endings_fall_back_to_the_referees() -> None:
