@@ -16,6 +16,7 @@ slice and the line tests are shared with tic-tac-toe.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import ClassVar, Self
 
 from protocol.errors import PositionDecodeError
@@ -311,11 +312,10 @@ SYMMETRIES: tuple[Symmetry, ...] = (
     *(_on_both_levels(cell_map) for cell_map in SQUARE_SYMMETRIES[1:]),
 )
 """The eight symmetries of the square, as maps on ``9 * board + cell`` moves."""
-_MOVE_HELP = "9 * board + cell, boards and cells 0-8 row by row"
 
 SPEC = GameSpec(
     UltimateTicTacToeState,
-    move_help=_MOVE_HELP,
+    move_help="9 * board + cell, boards and cells 0-8 row by row",
     terminations={Termination.LINE: "three boards in a row", Termination.DRAW: "board full"},
     board="uttt",
     symmetries=SYMMETRIES,
@@ -324,11 +324,11 @@ SPEC = GameSpec(
 )
 """Ultimate tic-tac-toe's registration (``protocol.games``)."""
 
-QUICK_SPEC = GameSpec(
-    QuickUltimateTicTacToeState,
-    move_help=_MOVE_HELP,
+QUICK_SPEC = replace(
+    SPEC,
+    rules=QuickUltimateTicTacToeState,
     terminations={Termination.LINE: "first local board won", Termination.DRAW: "board full"},
-    board="uttt",
-    symmetries=SYMMETRIES,
+    suites=(),
+    balanced_suite=None,
 )
 """The quick variant's registration: the same board and numbering, no suite of its own."""
