@@ -24,8 +24,16 @@ Symmetry = Callable[[int], int]
 it gives the line that reaches the symmetric position."""
 
 _BOARD_MODULE = re.compile(r"[a-z][a-z0-9_]*")
-RULE_TERMINATIONS = (Termination.LINE, Termination.DRAW)
-"""The endings the rules decide (the others come from the referee); every spec words them."""
+REFEREE_TERMINATIONS = frozenset(
+    {
+        Termination.TIMEOUT,
+        Termination.ILLEGAL_MOVE,
+        Termination.DISCONNECT,
+        Termination.RESIGN,
+        Termination.ABORTED,
+    }
+)
+"""The endings the referee decides, the same words in every game; the rules decide the rest."""
 
 
 def identity(move: int) -> int:
@@ -54,7 +62,8 @@ class GameSpec:
     move_help: str
     """What a move is in the protocol's numbering, for people typing one (``arena play``)."""
     terminations: Mapping[Termination, str]
-    """Words for each ending the rules decide (``RULE_TERMINATIONS``): "four in a row"."""
+    """Words for each ending this game's rules can reach: ``{Termination.LINE: "four in a
+    row", Termination.DRAW: "board full"}`` (a test plays random games to check them)."""
     board: str
     """The viewer's board module: ``arena/live/static/js/boards/BOARD.js``."""
     symmetries: tuple[Symmetry, ...] = (identity,)
@@ -66,9 +75,11 @@ class GameSpec:
     from; None: they start from the initial position."""
 
     def __post_init__(self) -> None:
-        missing = [t.value for t in RULE_TERMINATIONS if t not in self.terminations]
-        if missing:
-            raise ValueError(f"{self.name}: no words for the endings {', '.join(missing)}")
+        if not self.terminations:
+            raise ValueError(f"{self.name}: no words for the endings of its rules")
+        refereed = sorted(t.value for t in self.terminations if t in REFEREE_TERMINATIONS)
+        if refereed:
+            raise ValueError(f"{self.name}: the referee words its endings {', '.join(refereed)}")
         if not _BOARD_MODULE.fullmatch(self.board):
             raise ValueError(f"{self.name}: board module {self.board!r} is not a plain name")
         if not self.symmetries or self.symmetries[0] is not identity:

@@ -20,7 +20,7 @@ from bots.kernels import (
     uttt,
 )
 from bots.kernels.rng import below, new_rng
-from bots.strategy import StrategyOptionError
+from bots.strategy import StrategyOptionError, make_strategy
 from protocol.games import GAMES, GameState, TicTacToeState, new_game
 
 
@@ -152,6 +152,15 @@ def test_a_game_without_a_kernel_or_evaluation_raises() -> None:
         kernel_search(state, 10, None, 1.4, seed=1)
     with pytest.raises(StrategyOptionError, match="no heuristic evaluation for 'no-such-game'"):
         evaluation_for(state.name)
+
+
+@pytest.mark.parametrize("kind", ["greedy", "alphabeta"])
+def test_heuristic_strategies_refuse_a_registered_game_without_an_evaluation(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(EVALUATIONS, "tictactoe")  # as a new game registered without one
+    with pytest.raises(StrategyOptionError, match="no heuristic evaluation for 'tictactoe'"):
+        make_strategy(kind, game="tictactoe")
 
 
 def test_an_unknown_kernel_id_raises_in_compiled_code() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from protocol.errors import UnknownGameError
@@ -14,8 +16,9 @@ from protocol.games import (
     game_spec,
     game_specs,
     get_game_class,
+    new_game,
 )
-from protocol.games.spec import RULE_TERMINATIONS, identity
+from protocol.games.spec import identity
 
 
 def test_every_game_is_one_spec_named_by_its_rules() -> None:
@@ -24,7 +27,14 @@ def test_every_game_is_one_spec_named_by_its_rules() -> None:
         assert game_spec(spec.name) is spec
         assert get_game_class(spec.name) is spec.rules
         assert spec.rules.name == spec.name
-        assert all(spec.termination_text(t) for t in RULE_TERMINATIONS)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_ending_the_rules_reach_has_the_games_words(game: str) -> None:
+    spec = game_spec(game)
+    rng = random.Random(f"endings-{game}")
+    reached = {new_game(game).random_playout(rng).termination for _ in range(300)}
+    assert reached <= set(spec.terminations), reached - set(spec.terminations)
 
 
 def test_unknown_games_raise_with_the_valid_names() -> None:
@@ -43,8 +53,10 @@ def test_words_for_endings_fall_back_to_the_referees() -> None:
 def test_a_spec_is_checked_when_it_is_made() -> None:
     words = {Termination.LINE: "three in a row", Termination.DRAW: "board full"}
     GameSpec(TicTacToeState, "a cell", words, "tictactoe")  # the minimal spec is fine
-    with pytest.raises(ValueError, match="no words for the endings draw"):
-        GameSpec(TicTacToeState, "a cell", {Termination.LINE: "line"}, "tictactoe")
+    with pytest.raises(ValueError, match="no words for the endings"):
+        GameSpec(TicTacToeState, "a cell", {}, "tictactoe")
+    with pytest.raises(ValueError, match="the referee words its endings resign"):
+        GameSpec(TicTacToeState, "a cell", {**words, Termination.RESIGN: "gave up"}, "tictactoe")
     with pytest.raises(ValueError, match="not a plain name"):
         GameSpec(TicTacToeState, "a cell", words, "../boards/x")
     with pytest.raises(ValueError, match="first symmetry must be identity"):
