@@ -116,8 +116,7 @@ def parse_move(text: str, state: GameState) -> int:
         move = int(text)
     except ValueError:
         raise IllegalMoveError(
-            f"{text!r} is not a move: type {game_spec(state.name).move_help}, "
-            "or q to quit"
+            f"{text!r} is not a move: type {game_spec(state.name).move_help}, or q to quit"
         ) from None
     state.check_move(move)
     return move

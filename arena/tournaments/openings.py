@@ -35,9 +35,7 @@ SUITE_DIR = Path(__file__).resolve().parent / "suites"
 BUILTIN = "builtin:"
 NONE = "none"
 
-SUITES: dict[str, str] = {
-    recipe.name: spec.name for spec in game_specs() for recipe in spec.suites
-}
+SUITES: dict[str, str] = {recipe.name: spec.name for spec in game_specs() for recipe in spec.suites}
 """The shipped suites and the game each is for (from the game registry)."""
 
 BALANCED_SUITES: dict[str, str] = {

@@ -31,6 +31,7 @@ from protocol.games.spec import identity
 FORCED_DEPTH = 3
 """A position decided by force within this many plies is not an opening."""
 
+
 def sequences(state: GameState, plies: int) -> Iterator[tuple[Opening, GameState]]:
     """Every legal move sequence of ``plies`` moves from ``state`` (ascending order)."""
     if plies == 0:

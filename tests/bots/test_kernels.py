@@ -96,9 +96,7 @@ def test_kernel_playout_results_match_protocol_random_playouts(game: str) -> Non
         state = state.play(rng.choice(state.legal_moves()))
     n = 4000
     kernel_rng = new_rng(9)
-    ours = [
-        tree.game_playout(game_id, False, from_state(state), kernel_rng) for _ in range(n)
-    ]
+    ours = [tree.game_playout(game_id, False, from_state(state), kernel_rng) for _ in range(n)]
     theirs = [_expected_status_of(state.random_playout(rng)) for _ in range(n)]
     for result in (0, 1, tree.DRAW):
         p_ours, p_theirs = ours.count(result) / n, theirs.count(result) / n
