@@ -229,6 +229,7 @@ class AlphaBetaStrategy(PooledStrategy):
         workers: int = 1,
     ) -> None:
         super().__init__(game)
+        evaluation_for(game)  # a game without one is refused here, not in the search worker
         if time_ms is None and depth is None:
             time_ms = 100.0
         if time_ms is not None and time_ms <= 0:

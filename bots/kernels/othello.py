@@ -18,6 +18,8 @@ from protocol.games.base import GameState
 ONGOING = -1
 DRAW = 2
 STATE_SIZE = 3
+TO_MOVE = 2
+"""The kernel state's slot of the player to move."""
 PASS = 64
 
 _ONE = np.uint64(1)

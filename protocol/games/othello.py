@@ -19,6 +19,7 @@ from typing import ClassVar, Self
 
 from protocol.errors import GameError, PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
+from protocol.games.spec import GameSpec, SuiteRecipe, identity
 
 SIZE = 8
 CELLS = SIZE * SIZE
@@ -246,13 +247,27 @@ def _symmetry(transform: Callable[[int, int], tuple[int, int]]) -> Callable[[int
     return apply
 
 
-SYMMETRIES: tuple[Callable[[int], int], ...] = tuple(
-    _symmetry(t)
-    for t in (
-        lambda r, c: (r, c),
-        lambda r, c: (7 - r, 7 - c),  # half turn
-        lambda r, c: (c, r),  # the a1-h8 diagonal
-        lambda r, c: (7 - c, 7 - r),  # the h1-a8 diagonal
-    )
+SYMMETRIES: tuple[Callable[[int], int], ...] = (
+    identity,
+    *(
+        _symmetry(t)
+        for t in (
+            lambda r, c: (7 - r, 7 - c),  # half turn
+            lambda r, c: (c, r),  # the a1-h8 diagonal
+            lambda r, c: (7 - c, 7 - r),  # the h1-a8 diagonal
+        )
+    ),
 )
 """The board symmetries that keep the starting position, as maps on move numbers."""
+
+SPEC = GameSpec(
+    OthelloState,
+    move_help="a cell 0-63, 8 * row + column (row starts at the left, columns under the "
+    "board), 64 to pass when you cannot place a disc",
+    terminations={Termination.LINE: "more discs", Termination.DRAW: "equal discs"},
+    board="othello",
+    symmetries=SYMMETRIES,
+    suites=(SuiteRecipe("othello-4ply", 4, True),),
+    balanced_suite="othello-4ply",
+)
+"""Othello's registration (``protocol.games``)."""
