@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from bots.evaluation_othello import evaluate_othello, order_othello, othello_key
 from bots.strategy import StrategyOptionError
 from protocol.games import GameState
 from protocol.games.lines import LINE_MASKS
@@ -170,6 +171,7 @@ EVALUATIONS: dict[str, Evaluation] = {
     ),
     "uttt": _UTTT,
     "uttt-quick": _UTTT,
+    "othello": Evaluation(evaluate_othello, othello_key, order_othello),
 }
 """Each game's evaluation, by its registered name: one line per game."""
 

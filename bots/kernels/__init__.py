@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bots.kernels import connect4, tictactoe, tree, uttt
+from bots.kernels import connect4, othello, tictactoe, tree, uttt
 from bots.kernels.rng import new_rng
 from protocol.games import GAMES, GameState, new_game
 
@@ -37,6 +37,7 @@ KERNELS: dict[str, Kernel] = {
     "tictactoe": Kernel(tree.TICTACTOE, tictactoe.from_state),
     "uttt": Kernel(tree.UTTT, uttt.from_state),
     "uttt-quick": Kernel(tree.UTTT, uttt.from_state),
+    "othello": Kernel(tree.OTHELLO, othello.from_state),
 }
 """Games with a compiled kernel, by their registered name: one line per game."""
 

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from bots.kernels import connect4, tictactoe, uttt
+from bots.kernels import connect4, othello, tictactoe, uttt
 from bots.kernels.rng import below
 
 ONGOING = -1
@@ -40,6 +40,7 @@ DRAW = 2
 CONNECT4 = 0
 TICTACTOE = 1
 UTTT = 2
+OTHELLO = 3
 MAX_MOVES = 81
 MAX_DEPTH = 128
 
@@ -84,6 +85,8 @@ def game_status(game: int, st: np.ndarray) -> int:
         return tictactoe.status(st)
     if game == UTTT:
         return uttt.status(st)
+    if game == OTHELLO:
+        return othello.status(st)
     raise ValueError("unknown kernel game")
 
 
@@ -96,6 +99,8 @@ def game_to_move(game: int, st: np.ndarray) -> int:
         return st[tictactoe.TO_MOVE]
     if game == UTTT:
         return st[uttt.TO_MOVE]
+    if game == OTHELLO:
+        return st[othello.TO_MOVE]
     raise ValueError("unknown kernel game")
 
 
@@ -108,6 +113,8 @@ def game_legal_moves(game: int, st: np.ndarray, out: np.ndarray) -> int:
         return tictactoe.legal_moves(st, out)
     if game == UTTT:
         return uttt.legal_moves(st, out)
+    if game == OTHELLO:
+        return othello.legal_moves(st, out)
     raise ValueError("unknown kernel game")
 
 
@@ -120,6 +127,8 @@ def game_play(game: int, st: np.ndarray, move: int) -> int:
         return tictactoe.play(st, move)
     if game == UTTT:
         return uttt.play(st, move)
+    if game == OTHELLO:
+        return othello.play(st, move)
     raise ValueError("unknown kernel game")
 
 
@@ -132,6 +141,8 @@ def game_playout(game: int, heavy: bool, st: np.ndarray, rng: np.ndarray) -> int
         return tictactoe.playout_heavy(st, rng) if heavy else tictactoe.playout(st, rng)
     if game == UTTT:
         return uttt.playout_heavy(st, rng) if heavy else uttt.playout(st, rng)
+    if game == OTHELLO:
+        return othello.playout_heavy(st, rng) if heavy else othello.playout(st, rng)
     raise ValueError("unknown kernel game")
 
 

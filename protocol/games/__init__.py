@@ -18,9 +18,10 @@ evaluation, viewer board). Asking for a game that is not registered raises
 from __future__ import annotations
 
 from protocol.errors import IllegalMoveError, PositionDecodeError, UnknownGameError
-from protocol.games import connect4, tictactoe, uttt
+from protocol.games import connect4, othello, tictactoe, uttt
 from protocol.games.base import PLAYER_SYMBOLS, Fault, GameState, Outcome, Termination
 from protocol.games.connect4 import Connect4State
+from protocol.games.othello import OthelloState
 from protocol.games.spec import GameSpec, SuiteRecipe, Symmetry
 from protocol.games.tictactoe import TicTacToeState
 from protocol.games.uttt import QuickUltimateTicTacToeState, UltimateTicTacToeState
@@ -45,6 +46,7 @@ _REGISTRY: dict[str, GameSpec] = _registry(
     tictactoe.SPEC,
     uttt.SPEC,
     uttt.QUICK_SPEC,
+    othello.SPEC,
 )
 """Every game, in the order lists show them: one line per game."""
 
@@ -88,6 +90,7 @@ __all__ = [
     "GameSpec",
     "GameState",
     "IllegalMoveError",
+    "OthelloState",
     "Outcome",
     "PositionDecodeError",
     "QuickUltimateTicTacToeState",

@@ -80,7 +80,7 @@ def test_kernel_playouts_end_in_a_legal_result(game: str, heavy: bool) -> None:
         st = from_state(new_game(game))
         result = tree.game_playout(game_id, heavy, st, rng)
         assert result in (0, 1, tree.DRAW)
-        if game != "connect4":  # connect4 plays out on local copies
+        if game not in ("connect4", "othello"):  # these play out on local copies
             assert tree.game_status(game_id, st) == result
         seen.add(result)
     assert {0, 1} <= seen
