@@ -22,6 +22,9 @@ The parts, each in a module that says what it owns:
 - ``arena.cluster``: with ``allow_multi_node`` on PostgreSQL, this server as one
   node of several: the shared seek queue, redirects, orphan sweeps.
 
+``assemble`` builds them in dependency order, each given what it needs when
+made, nothing set afterwards (docs/architecture.md, "Assembly").
+
 Every background task belongs to one ``Supervisor``. Shutdown (``shutdown``
 or leaving the ``async with``) is one path: no new matches or hellos, live
 matches aborted as the infrastructure's fault (unrated) and their ends
