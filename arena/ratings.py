@@ -14,7 +14,6 @@ DEFAULT_RATING = 1500.0
 DEFAULT_K = 32.0
 """The default K-factor: the largest change one game can make."""
 
-
 def expected_score(ra: float, rb: float) -> float:
     """The score a player rated ``ra`` is expected to make against one rated ``rb``."""
     return 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))

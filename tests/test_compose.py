@@ -211,10 +211,8 @@ def test_docker_compose_validates_the_file_with_and_without_the_cluster_profile(
     cli = compose_cli()
     if cli is None:
         pytest.skip("neither `docker compose` nor `docker-compose` is installed (checked above)")
-    for profile, expected in (
-        ([], {"arena", "mosquitto", "provision"}),
-        (["--profile", "cluster"], {"postgres", "arena-a", "arena-b"}),
-    ):
+    for profile, expected in (([], {"arena", "mosquitto", "provision"}),
+                              (["--profile", "cluster"], {"postgres", "arena-a", "arena-b"})):
         run = subprocess.run(
             [*cli, *profile, "config", "--services"], cwd=ROOT, capture_output=True, text=True
         )  # validates the file offline: no Docker engine is needed

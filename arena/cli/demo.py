@@ -517,7 +517,6 @@ class _DemoRun:
         """The final words: how long, how many matches, where they are kept, the table."""
 
         total = _rated_matches(entries)
-
         def row(e: dict[str, Any]) -> list[str]:
             return [
                 str(e["rank"]),

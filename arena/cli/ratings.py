@@ -45,7 +45,9 @@ from protocol.games import GAMES
 def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     """Add ``arena leaderboard``, ``arena h2h`` and ``arena ratings rebuild``."""
     remote_capable = remote_capable_parser()
-    board = commands.add_parser("leaderboard", parents=[remote_capable], help="print a leaderboard")
+    board = commands.add_parser(
+        "leaderboard", parents=[remote_capable], help="print a leaderboard"
+    )
     board.add_argument("--game", default="connect4", choices=GAMES)
     board.add_argument(
         "--server",
@@ -66,7 +68,9 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     h2h.add_argument("a", metavar="BOT")
     h2h.add_argument("b", metavar="OPPONENT")
     h2h.add_argument("--game", default="connect4", choices=GAMES)
-    h2h.add_argument("--server", help="without --db: ask this running server (http://, ws://, ...)")
+    h2h.add_argument(
+        "--server", help="without --db: ask this running server (http://, ws://, ...)"
+    )
     h2h.set_defaults(run=lambda args: asyncio.run(_h2h_command(args)))
 
     ratings = commands.add_parser("ratings", help="rating maintenance")

@@ -198,7 +198,6 @@ def group_note(group: int, games: int) -> str | None:
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
     """``a`` against ``b`` on ``board``: W/D/L, ``elo_interval`` and the fitted difference."""
     from arena.stats import elo_interval
-
     wins, draws, losses = board.record(a, b)
     interval = elo_interval((losses, draws, wins)) if wins + draws + losses else None
     return HeadToHead(board.game, a, b, wins, draws, losses, interval, board.difference(a, b))

@@ -16,7 +16,6 @@ PREFIX = "arena/v1"
 STATUS_TOPIC = f"{PREFIX}/server/status"
 """``online`` (retained) while the arena is connected; ``offline`` (retained, also the will)."""
 
-
 def node_status(node_id: str) -> str:
     """Like ``STATUS_TOPIC``, for one node of several sharing the broker."""
     return f"{PREFIX}/server/nodes/{_segment(node_id, 'node id')}/status"

@@ -198,7 +198,9 @@ class Tournament(Base):
 
     __tablename__ = "tournaments"
     __table_args__ = (
-        CheckConstraint("format IN ('round-robin', 'gauntlet', 'sprt', 'ladder')", name="format"),
+        CheckConstraint(
+            "format IN ('round-robin', 'gauntlet', 'sprt', 'ladder')", name="format"
+        ),
         CheckConstraint(
             "status IN ('pending', 'running', 'paused', 'finished', 'cancelled')", name="status"
         ),
@@ -286,7 +288,9 @@ class MoveAnalysis(Base):
     """
 
     __tablename__ = "move_analysis"
-    __table_args__ = (ForeignKeyConstraint(["match_id", "ply"], ["moves.match_id", "moves.ply"]),)
+    __table_args__ = (
+        ForeignKeyConstraint(["match_id", "ply"], ["moves.match_id", "moves.ply"]),
+    )
 
     match_id: Mapped[str] = mapped_column(String(16), primary_key=True)
     ply: Mapped[int] = mapped_column(Integer, primary_key=True)

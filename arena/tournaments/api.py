@@ -98,7 +98,9 @@ def parse_create_body(body: bytes) -> tuple[TournamentSettings, OpeningSuite]:
         raise TournamentError("openings must hold a non-empty list of move lists")
     openings: list[tuple[int, ...]] = []
     for number, sequence in enumerate(sequences, 1):
-        if not isinstance(sequence, list) or not all(type(move) is int for move in sequence):
+        if not isinstance(sequence, list) or not all(
+            type(move) is int for move in sequence
+        ):
             raise TournamentError(f"opening {number} is not a list of moves")
         check_opening(tuple(sequence), settings.game, f"opening {number}")
         openings.append(tuple(sequence))

@@ -89,7 +89,9 @@ def write_report(
     return [svg, table, data]
 
 
-def markdown_table(lines: list[Rung], status: dict[str, Any], reference: str, command: str) -> str:
+def markdown_table(
+    lines: list[Rung], status: dict[str, Any], reference: str, command: str
+) -> str:
     """The ladder as a Markdown table, with how it was made."""
     progress = status["progress"]
     rows = [

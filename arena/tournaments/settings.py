@@ -64,7 +64,9 @@ class TournamentSettings:
         if self.game not in GAMES:
             raise TournamentError(f"unknown game {self.game!r}; games: {', '.join(GAMES)}")
         if self.format not in FORMATS:
-            raise TournamentError(f"unknown format {self.format!r}; formats: {', '.join(FORMATS)}")
+            raise TournamentError(
+                f"unknown format {self.format!r}; formats: {', '.join(FORMATS)}"
+            )
         if len(self.name) > MAX_NAME:
             raise TournamentError(f"the name is longer than {MAX_NAME} characters")
         self._check_bots()

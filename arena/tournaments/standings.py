@@ -126,7 +126,9 @@ def _crosstable(state: TournamentState, forfeits: list[tuple[int, int]]) -> dict
         ]
         for i in range(size)
     ]
-    totals = [{"points": sum(points[i]), "games": sum(games[i])} for i in range(size)]
+    totals = [
+        {"points": sum(points[i]), "games": sum(games[i])} for i in range(size)
+    ]
     return {"bots": list(state.settings.bots), "cells": cells, "totals": totals}
 
 

@@ -288,7 +288,9 @@ async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
 async def active_ids(session: AsyncSession) -> dict[int, str]:
     """Id -> status of every tournament that is pending, running or paused."""
     rows = await session.execute(
-        select(Tournament.id, Tournament.status).where(Tournament.status.in_((*ACTIVE, "paused")))
+        select(Tournament.id, Tournament.status).where(
+            Tournament.status.in_((*ACTIVE, "paused"))
+        )
     )
     return {tournament_id: status for tournament_id, status in rows}
 
@@ -311,7 +313,9 @@ async def claim(session: AsyncSession, tournament_id: int, node_id: str) -> bool
     return cast(CursorResult[Any], result).rowcount == 1
 
 
-async def set_status(session: AsyncSession, tournament_id: int, status: str, **values: Any) -> None:
+async def set_status(
+    session: AsyncSession, tournament_id: int, status: str, **values: Any
+) -> None:
     """Set the tournament's status and any other columns given (``ended_at=...``)."""
     await session.execute(
         update(Tournament)

@@ -205,10 +205,9 @@ def test_one_match_prints_its_moves_and_a_rerun_finds_nothing_left(analysed: Ana
     assert [int(line.split()[0]) for line in table if line.endswith("blunder")] == blunders
     # Moves where every legal move had the same outcome read "any move": they are not judged.
     no_choice = [row.ply for row in before if row.choice_matters is False]
-    assert (
-        no_choice
-        and [int(line.split()[0]) for line in table if line.endswith("any move")] == no_choice
-    )
+    assert no_choice and [
+        int(line.split()[0]) for line in table if line.endswith("any move")
+    ] == no_choice
     assert table[0].split()[3:] == ["unknown", "unknown", "?"]
     assert stored_rows(analysed.url, match_id) == before
 

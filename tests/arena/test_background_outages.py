@@ -141,7 +141,9 @@ async def test_an_unreachable_broker_is_one_line_per_task_not_one_per_retry(
     finally:
         await publisher.stop(1.0)
         await feed.stop()
-    lines = [r for r in caplog.records if r.levelno >= logging.INFO and r.name.startswith("arena.")]
+    lines = [
+        r for r in caplog.records if r.levelno >= logging.INFO and r.name.startswith("arena.")
+    ]
     assert sorted(r.getMessage().split(" failed:")[0] for r in lines) == [
         f"the MQTT publisher to {url}",
         f"the broker feed from {url}",

@@ -59,9 +59,7 @@ def expected_three(interval: EloInterval) -> tuple[str, str, str]:
 
 
 async def test_one_record_reads_the_same_on_the_api_bot_page_and_command_line(
-    make_server: ServerFactory,
-    store: Store,
-    tokens: dict[str, str],
+    make_server: ServerFactory, store: Store, tokens: dict[str, str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     await seed_results(store, GAME, tally_games(TALLY, "alice", "bob"))

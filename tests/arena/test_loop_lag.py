@@ -49,9 +49,8 @@ def test_cpu_wait_is_unknown_without_the_scheduler_file(tmp_path: Path) -> None:
 def _run_pinned_beside_a_hog(body: str) -> dict[str, float]:
     """Run ``body`` (which prints one JSON line) in a child pinned to one core, beside a
     process that spins on the same core."""
-    code = (
-        textwrap.dedent(
-            """
+    code = textwrap.dedent(
+        """
         import asyncio, json, os, subprocess, sys, time
         from arena import runtime
         cpu = min(os.sched_getaffinity(0))
@@ -61,10 +60,7 @@ def _run_pinned_beside_a_hog(body: str) -> dict[str, float]:
         time.sleep(0.3)
         try:
         """
-        )
-        + textwrap.indent(textwrap.dedent(body), "    ")
-        + "\nfinally:\n    hog.kill()\n"
-    )
+    ) + textwrap.indent(textwrap.dedent(body), "    ") + "\nfinally:\n    hog.kill()\n"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )

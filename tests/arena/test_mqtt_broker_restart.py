@@ -93,21 +93,11 @@ async def test_broker_restart_mid_tournament_loses_no_match_and_republishes(
             for name in BOTS:
                 bots.append(
                     await asyncio.create_subprocess_exec(
-                        sys.executable,
-                        "-m",
-                        "bots.client_cli",
-                        "--url",
-                        ws_url,
-                        "--name",
-                        name,
-                        "--game",
-                        GAME,
-                        "--quiet",
-                        "--strategy",
-                        "mcts:time_ms=40,workers=1,seed=5",
+                        sys.executable, "-m", "bots.client_cli", "--url", ws_url,
+                        "--name", name, "--game", GAME, "--quiet",
+                        "--strategy", "mcts:time_ms=40,workers=1,seed=5",
                         env={**os.environ, "ARENA_BOT_TOKEN": tokens[name]},
-                        stdout=asyncio.subprocess.DEVNULL,
-                        stderr=asyncio.subprocess.DEVNULL,
+                        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
                     )
                 )
             await before.wait_for(lambda ms: len(complete_matches(ms)) >= 2, timeout=60)
@@ -176,7 +166,6 @@ async def test_broker_restart_mid_tournament_loses_no_match_and_republishes(
             "(SELECT 1 FROM moves WHERE match_id = m.id)"
         ).fetchone()[0]
         assert without_moves == 0
-        games = [
-            row[0] for row in conn.execute("SELECT games FROM ratings WHERE game = ?", (GAME,))
-        ]
+        games = [row[0] for row in conn.execute("SELECT games FROM ratings WHERE game = ?",
+                                                (GAME,))]
         assert games == [finished, finished]

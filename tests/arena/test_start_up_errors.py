@@ -43,7 +43,9 @@ def test_a_port_in_use_says_so_and_how_to_pick_another(tmp_path: Path, busy_port
     )
 
 
-def test_a_port_in_use_fails_before_the_database_is_created(tmp_path: Path, busy_port: int) -> None:
+def test_a_port_in_use_fails_before_the_database_is_created(
+    tmp_path: Path, busy_port: int
+) -> None:
     done = arena("serve", "--port", str(busy_port), "--db", db_url(tmp_path))
     assert done.returncode == 2, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -107,7 +107,9 @@ async def test_a_bot_that_declines_or_is_offline_is_waited_for(
     bob = await autobots("bob", declines=2)
     scheduler = scheduler_of(server)
     scheduler._retry_s = 0.05  # the pause after a refusal, shortened for the test
-    tid = await scheduler.create(settings(("alice", "bob", "carol")), OpeningSuite("test", ((),)))
+    tid = await scheduler.create(
+        settings(("alice", "bob", "carol")), OpeningSuite("test", ((),))
+    )
     await asyncio.sleep(0.5)
     status = await scheduler.status(tid)
     # alice-bob is played once bob stops declining; carol is offline, so her games wait.

@@ -53,34 +53,16 @@ class ArenaProcess:
     async def __aenter__(self) -> ArenaProcess:
         token_dir = self.directory / "tokens"
         add = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "arena",
-            "bots",
-            "add",
-            "--db",
-            self.db,
-            "--token-dir",
-            str(token_dir),
-            *self.bots,
-            env=ENV,
-            stdout=asyncio.subprocess.DEVNULL,
+            sys.executable, "-m", "arena", "bots", "add", "--db", self.db,
+            "--token-dir", str(token_dir), *self.bots,
+            env=ENV, stdout=asyncio.subprocess.DEVNULL,
         )
         assert await add.wait() == 0
         self.tokens = {name: (token_dir / name).read_text().strip() for name in self.bots}
         self._proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "arena",
-            "serve",
-            "--db",
-            self.db,
-            "--port",
-            "0",
+            sys.executable, "-m", "arena", "serve", "--db", self.db, "--port", "0",
             *self.serve_args,
-            env=ENV,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
+            env=ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )
         prioritise(self._proc)
         assert self._proc.stdout is not None
@@ -127,17 +109,12 @@ async def terminate(proc: asyncio.subprocess.Process, timeout: float = 20.0) -> 
     return proc.returncode
 
 
-async def start_bot(url: str, name: str, token: str, *args: str) -> asyncio.subprocess.Process:
+async def start_bot(
+    url: str, name: str, token: str, *args: str
+) -> asyncio.subprocess.Process:
     """``arena-bot --url URL --name NAME ARGS`` with its token in the environment."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bots.client_cli",
-        "--url",
-        url,
-        "--name",
-        name,
-        *args,
+        sys.executable, "-m", "bots.client_cli", "--url", url, "--name", name, *args,
         env={**ENV, "ARENA_BOT_TOKEN": token},
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,

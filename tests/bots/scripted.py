@@ -77,9 +77,8 @@ class Peer:
     async def handshake(self) -> Hello:
         """Read the hello and welcome the bot."""
         hello = await self.expect(Hello)
-        await self.send(
-            Welcome(version=PROTOCOL_VERSION, role="bot", name=hello.name, server="scripted")
-        )
+        await self.send(Welcome(version=PROTOCOL_VERSION, role="bot", name=hello.name,
+                                server="scripted"))
         return hello
 
     async def client_close_code(self, timeout: float = 10.0) -> int | None:
@@ -143,15 +142,8 @@ class ScriptedServer:
 
 def moved(match_id: str, ply: int, player: int, move: int, after: GameState) -> Moved:
     """The ``moved`` broadcast for ``move``."""
-    return Moved(
-        match_id=match_id,
-        ply=ply,
-        player=player,
-        move=move,
-        position=after.encode(),
-        think_ms=1,
-        clocks=CLOCKS,
-    )
+    return Moved(match_id=match_id, ply=ply, player=player, move=move, position=after.encode(),
+                 think_ms=1, clocks=CLOCKS)
 
 
 async def start_match(
@@ -161,17 +153,8 @@ async def start_match(
     players = ("alice", "bob") if you == 0 else ("bob", "alice")
     start = new_game(game)
     await peer.send(
-        MatchStart(
-            match_id=match_id,
-            game=game,
-            players=players,
-            you=you,
-            time_control=TC,
-            position=start.encode(),
-            moves=tuple(moves),
-            ply=len(moves),
-            clocks=CLOCKS,
-        )
+        MatchStart(match_id=match_id, game=game, players=players, you=you, time_control=TC,
+                   position=start.encode(), moves=tuple(moves), ply=len(moves), clocks=CLOCKS)
     )
     return start.play_all(tuple(moves))
 
@@ -180,16 +163,9 @@ async def your_turn(
     peer: Peer, match_id: str, state: GameState, time_left_ms: int = 1000, bank_ms: int = 0
 ) -> None:
     """Ask the bot to move in ``state`` (its ply is ``state.ply``)."""
-    await peer.send(
-        YourTurn(
-            match_id=match_id,
-            ply=state.ply,
-            position=state.encode(),
-            legal_moves=tuple(state.legal_moves()),
-            time_left_ms=time_left_ms,
-            bank_ms=bank_ms,
-        )
-    )
+    await peer.send(YourTurn(match_id=match_id, ply=state.ply, position=state.encode(),
+                             legal_moves=tuple(state.legal_moves()), time_left_ms=time_left_ms,
+                             bank_ms=bank_ms))
 
 
 async def referee(
@@ -219,51 +195,21 @@ async def referee(
 async def end_match(peer: Peer, match_id: str, winner: int | None, termination: str) -> None:
     """Send a rated ``match_end``, then the ``rating`` report a refit would give."""
     result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
-    await peer.send(
-        MatchEnd(
-            match_id=match_id,
-            winner=winner,
-            result=result,
-            termination=termination,
-            fault=None,
-            faulty_player=None,
-            rated=True,
-            reason="scripted",
-        )
-    )
-    rows = [
-        LeaderboardEntry(
-            rank=1 if seat == (winner or 0) else 2,
-            bot=bot,
-            rating=rating,
-            games=1,
-            wins=int(seat == winner),
-            draws=int(winner is None),
-            losses=int(winner is not None and seat != winner),
-            online=True,
-            ci95=1400.0,
-            provisional=True,
-            rank_low=1,
-            rank_high=2,
-            group=0,
-        )
-        for seat, (bot, rating) in enumerate((("alice", 1512.5), ("bob", 1487.5)))
-    ]
+    await peer.send(MatchEnd(match_id=match_id, winner=winner, result=result,
+                             termination=termination, fault=None, faulty_player=None, rated=True,
+                             reason="scripted"))
+    rows = [LeaderboardEntry(rank=1 if seat == (winner or 0) else 2, bot=bot, rating=rating,
+                             games=1, wins=int(seat == winner), draws=int(winner is None),
+                             losses=int(winner is not None and seat != winner), online=True,
+                             ci95=1400.0, provisional=True, rank_low=1, rank_high=2, group=0)
+            for seat, (bot, rating) in enumerate((("alice", 1512.5), ("bob", 1487.5)))]
     await peer.send(RatingReport(match_id=match_id, game="tictactoe", entries=tuple(rows)))
 
 
 def config(url: str, **overrides: Any) -> ClientConfig:
     """A client config for alice playing tic-tac-toe with quick retries."""
-    fields: dict[str, Any] = dict(
-        url=url,
-        name="alice",
-        token=TOKEN,
-        game="tictactoe",
-        games=1,
-        retry_initial_s=0.05,
-        retry_max_s=0.2,
-        challenge_retry_s=0.05,
-    )
+    fields: dict[str, Any] = dict(url=url, name="alice", token=TOKEN, game="tictactoe", games=1,
+                                  retry_initial_s=0.05, retry_max_s=0.2, challenge_retry_s=0.05)
     fields.update(overrides)
     return ClientConfig(**fields)
 
@@ -286,21 +232,9 @@ async def start_cli(url: str, *args: str) -> asyncio.subprocess.Process:
     """``arena-bot`` as a subprocess, the token in its environment."""
     env = {**os.environ, "ARENA_BOT_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
     return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bots.client_cli",
-        "--url",
-        url,
-        "--name",
-        "alice",
-        "--game",
-        "tictactoe",
-        "--retry-max",
-        "0.2",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        sys.executable, "-m", "bots.client_cli", "--url", url, "--name", "alice",
+        "--game", "tictactoe", "--retry-max", "0.2", *args,
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
 
 
@@ -336,3 +270,4 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+

@@ -229,9 +229,8 @@ class Recorder(Strategy):
 
 def test_offline_play_gives_each_move_its_budget_from_the_clock() -> None:
     first, second = Recorder("tictactoe"), Recorder("tictactoe")
-    result = play_match(
-        "tictactoe", [first, second], games=1, time_control=TimeControl(move_ms=200, bank_ms=1000)
-    )
+    result = play_match("tictactoe", [first, second], games=1,
+                        time_control=TimeControl(move_ms=200, bank_ms=1000))
     assert result.games[0].outcome.termination is Termination.LINE
     for budget in first.budgets + second.budgets:  # instant moves: the bank stays full
         assert (budget.time_left_ms, budget.bank_ms) == (1200, 1000)
@@ -242,22 +241,8 @@ def test_offline_play_gives_each_move_its_budget_from_the_clock() -> None:
 
 
 def test_bots_play_puts_both_players_on_a_clock(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        [
-            "play",
-            "tictactoe",
-            "random:seed=1",
-            "random:seed=2",
-            "--games",
-            "2",
-            "--seed",
-            "1",
-            "--move-ms",
-            "200",
-            "--boards",
-            "0",
-        ]
-    )
+    code = main(["play", "tictactoe", "random:seed=1", "random:seed=2",
+                 "--games", "2", "--seed", "1", "--move-ms", "200", "--boards", "0"])
     out = capsys.readouterr().out
     assert code == 0 and "[2/2]" in out
     assert "timeout" not in out and ("line" in out or "draw" in out)

@@ -77,12 +77,7 @@ async def test_hello_seek_moves_with_ply_and_analysis_then_clean_exit(scripted: 
 
     hello = seen["hello"]
     assert (hello.role, hello.version, hello.name, hello.token, hello.max_matches) == (
-        "bot",
-        PROTOCOL_VERSION,
-        "alice",
-        TOKEN,
-        1,
-    )
+        "bot", PROTOCOL_VERSION, "alice", TOKEN, 1)
     assert (seen["seek"].game, seen["seek"].time_control) == ("tictactoe", TC)
     moves: list[Move] = seen["moves"]
     assert [m.ply for m in moves] == list(range(0, 2 * len(moves), 2))
@@ -96,7 +91,8 @@ async def test_hello_seek_moves_with_ply_and_analysis_then_clean_exit(scripted: 
     assert seen["close"] == CloseCode.NORMAL
     assert summary.connections == 1 and summary.fallback_moves == 0
     [report] = summary.reports
-    assert (report.match_id, report.opponent, report.you, report.outcome) == ("m1", "bob", 0, "win")
+    assert (report.match_id, report.opponent, report.you, report.outcome) == (
+        "m1", "bob", 0, "win")
     assert "rating" not in report.line("alice").replace("rated (the rating follows", "")
     # The last rated match's rating report is awaited before closing, and logged.
     [rating] = summary.ratings
@@ -258,10 +254,8 @@ async def test_trusts_the_server_position_and_replaces_an_illegal_choice(scripte
 
 @pytest.mark.parametrize(
     ("code", "close_code"),
-    [
-        (ErrorCode.AUTH_FAILED, CloseCode.POLICY_VIOLATION),
-        (ErrorCode.UNSUPPORTED_VERSION, CloseCode.UNSUPPORTED_VERSION),
-    ],
+    [(ErrorCode.AUTH_FAILED, CloseCode.POLICY_VIOLATION),
+     (ErrorCode.UNSUPPORTED_VERSION, CloseCode.UNSUPPORTED_VERSION)],
 )
 async def test_refusal_raises_without_retrying(scripted: Any, code: str, close_code: int) -> None:
     async def script(peer: Peer) -> None:
@@ -299,7 +293,8 @@ async def test_cli_exits_nonzero_on_auth_failure_without_echoing_the_token(
 
 async def test_stop_interrupts_the_reconnect_wait() -> None:
     # Nothing listens on this port: every attempt fails and the client backs off.
-    client = BotClient(config(f"ws://127.0.0.1:{free_port()}", retry_initial_s=30.0), python_mcts())
+    client = BotClient(config(f"ws://127.0.0.1:{free_port()}", retry_initial_s=30.0),
+                       python_mcts())
     task = asyncio.create_task(client.run())
     await asyncio.sleep(0.3)
     started = time.monotonic()
@@ -394,17 +389,11 @@ async def test_accepts_challenges_for_its_game_and_declines_others(scripted: Any
     async def script(peer: Peer) -> None:
         await peer.handshake()
         await peer.expect(Seek)
-        await peer.send(
-            ChallengeReceived(
-                challenge_id="c1", challenger="carol", game="connect4", time_control=TC
-            )
-        )
+        await peer.send(ChallengeReceived(challenge_id="c1", challenger="carol", game="connect4",
+                                          time_control=TC))
         assert (await peer.expect(Decline)).challenge_id == "c1"
-        await peer.send(
-            ChallengeReceived(
-                challenge_id="c2", challenger="bob", game="tictactoe", time_control=TC
-            )
-        )
+        await peer.send(ChallengeReceived(challenge_id="c2", challenger="bob", game="tictactoe",
+                                          time_control=TC))
         # Taking its only seat, the bot withdraws its seek before accepting.
         assert (await peer.expect(CancelSeek)).game == "tictactoe"
         assert (await peer.expect(Accept)).challenge_id == "c2"
@@ -427,9 +416,8 @@ async def test_challenge_mode_challenges_and_retries_after_a_decline(scripted: A
         challenges.append(await peer.expect(Challenge))
         await peer.send(ChallengeDeclined(challenge_id="c1", by="bob"))
         challenges.append(await peer.expect(Challenge))
-        await peer.send(
-            Error(code=ErrorCode.NO_SUCH_BOT, message="bob is not online", ref=challenges[-1].id)
-        )
+        await peer.send(Error(code=ErrorCode.NO_SUCH_BOT, message="bob is not online",
+                              ref=challenges[-1].id))
         challenges.append(await peer.expect(Challenge))
         state = await start_match(peer, "m1", "tictactoe", you=0)
         await referee(peer, "m1", state, you=0)
@@ -440,8 +428,7 @@ async def test_challenge_mode_challenges_and_retries_after_a_decline(scripted: A
     summary = await run_client(BotClient(config(server.url, challenge="bob"), python_mcts()))
     await server.check()
     assert [(c.opponent, c.game, c.time_control) for c in challenges] == [
-        ("bob", "tictactoe", TC)
-    ] * 3
+        ("bob", "tictactoe", TC)] * 3
     assert not any(isinstance(m, Seek) for m in server.peers[0].received)
     assert summary.reports[0].outcome == "win"
 
@@ -486,7 +473,8 @@ async def test_event_loop_stays_responsive_while_a_pooled_search_thinks(scripted
     )
     try:
         tick = asyncio.create_task(ticker())
-        await run_client(BotClient(config(server.url, game="connect4"), StrategyChooser(strategy)))
+        await run_client(BotClient(config(server.url, game="connect4"),
+                                   StrategyChooser(strategy)))
         tick.cancel()
     finally:
         strategy.close()
@@ -520,14 +508,8 @@ async def test_play_bot_runs_a_plain_function_and_falls_back_on_its_errors(
 
     server = await scripted(script)
     async with asyncio.timeout(15):
-        summary = await play_bot(
-            last_legal_but_buggy,
-            url=server.url,
-            name="alice",
-            token=TOKEN,
-            game="tictactoe",
-            games=1,
-        )
+        summary = await play_bot(last_legal_but_buggy, url=server.url, name="alice",
+                                 token=TOKEN, game="tictactoe", games=1)
     await server.check()
     assert answers[0].move == 8
     assert answers[1].ply == 2 and answers[1].move == 1  # the first legal move after 8, 0
@@ -564,18 +546,16 @@ def test_backoff_grows_to_its_cap_with_bounded_jitter_and_resets() -> None:
 def test_analysis_from_search_info() -> None:
     assert analysis_from(None) is None
     assert analysis_from(SearchInfo(simulations=0, elapsed_s=0.0)) is None
-    info = SearchInfo(
-        simulations=90,
-        elapsed_s=0.5,
-        value=0.123456,
-        moves=tuple((m, m, math.nan if m == 3 else 0.5) for m in range(90)),
-    )
+    info = SearchInfo(simulations=90, elapsed_s=0.5, value=0.123456,
+                      moves=tuple((m, m, math.nan if m == 3 else 0.5) for m in range(90)))
     analysis = analysis_from(info)
     assert analysis is not None
     assert (analysis.simulations, analysis.sims_per_s, analysis.value) == (90, 180.0, 0.1235)
     assert len(analysis.moves) == 81 and analysis.moves[0].move == 89
     assert all(stat.value is None for stat in analysis.moves if stat.move == 3)
     Move(match_id="m", ply=0, move=89, analysis=analysis).to_json()  # fits the wire
+
+
 
 
 def test_a_node_counting_search_is_reported_as_nodes() -> None:

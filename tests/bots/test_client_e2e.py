@@ -39,14 +39,8 @@ REPO = Path(__file__).resolve().parents[2]
 async def server(tmp_path: Path) -> AsyncIterator[ArenaServer]:
     """A real arena on a free port over a fresh SQLite file."""
     config = ArenaConfig(
-        host="127.0.0.1",
-        port=0,
-        db_url=f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}",
-        move_ms=3000,
-        grace_s=10.0,
-        ping_interval_s=1.0,
-        close_timeout_s=2.0,
-        seed=11,
+        host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'arena.db'}",
+        move_ms=3000, grace_s=10.0, ping_interval_s=1.0, close_timeout_s=2.0, seed=11,
         db_writer_process=True,  # as `arena serve` writes
     )
     async with ArenaServer(config) as running:
@@ -78,24 +72,11 @@ async def test_two_arena_bot_processes_play_rated_matches(server: ArenaServer) -
     await asyncio.sleep(0.2)  # watching before the first match starts
     procs = {
         name: await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bots.client_cli",
-            "--url",
-            url_of(server),
-            "--name",
-            name,
-            "--game",
-            "connect4",
-            "--strategy",
-            strategies[name],
-            "--games",
-            "2",
-            "--move-ms",
-            "3000",
+            sys.executable, "-m", "bots.client_cli", "--url", url_of(server), "--name", name,
+            "--game", "connect4", "--strategy", strategies[name], "--games", "2",
+            "--move-ms", "3000",
             env={**os.environ, "ARENA_BOT_TOKEN": tokens[name], "PYTHONPATH": str(REPO)},
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         for name in ("alice", "bob")
     }
@@ -146,13 +127,8 @@ async def test_a_bot_cut_off_mid_match_reconnects_and_finishes_it(server: ArenaS
 
     def client(name: str, port: int, chooser: object) -> BotClient:
         config = ClientConfig(
-            url=f"ws://127.0.0.1:{port}/",
-            name=name,
-            token=tokens[name],
-            game="tictactoe",
-            time_control=TimeControl(move_ms=3000),
-            games=1,
-            retry_initial_s=0.1,
+            url=f"ws://127.0.0.1:{port}/", name=name, token=tokens[name], game="tictactoe",
+            time_control=TimeControl(move_ms=3000), games=1, retry_initial_s=0.1,
             retry_max_s=0.5,
         )
         return BotClient(config, chooser)  # type: ignore[arg-type]

@@ -60,11 +60,8 @@ async def test_drain_withdraws_the_seek_declines_challenges_and_finishes_the_mat
         seeking_again.set()
         await drained.wait()
         seen["cancel"] = await peer.expect(CancelSeek)
-        await peer.send(
-            ChallengeReceived(
-                challenge_id="c1", challenger="bob", game="tictactoe", time_control=TC
-            )
-        )
+        await peer.send(ChallengeReceived(challenge_id="c1", challenger="bob", game="tictactoe",
+                                          time_control=TC))
         seen["decline"] = await peer.expect(Decline)
         seen["moves"], _ = await referee(peer, "m1", state, you=0)
         await end_match(peer, "m1", 0, "line")
@@ -84,7 +81,7 @@ async def test_drain_withdraws_the_seek_declines_challenges_and_finishes_the_mat
     assert seen["moves"] and seen["close"] == CloseCode.NORMAL
     assert [r.outcome for r in summary.reports] == ["win"]
     received = server.peers[0].received
-    assert not any(isinstance(m, Seek) for m in received[received.index(seen["cancel"]) :])
+    assert not any(isinstance(m, Seek) for m in received[received.index(seen["cancel"]):])
 
 
 async def test_a_second_stop_resigns_the_live_match_and_closes(scripted: Any) -> None:
@@ -155,12 +152,10 @@ async def start_pair(
     arena: ArenaProcess, alice_strategy: str
 ) -> tuple[asyncio.subprocess.Process, asyncio.subprocess.Process]:
     """alice (the bot under test) and bob, seeking connect4 at 300 ms a move."""
-    alice = await start_bot(
-        arena.url, "alice", arena.tokens["alice"], *PLAY, "--strategy", alice_strategy
-    )
-    bob = await start_bot(
-        arena.url, "bob", arena.tokens["bob"], *PLAY, "--strategy", "alphabeta:time_ms=100"
-    )
+    alice = await start_bot(arena.url, "alice", arena.tokens["alice"], *PLAY,
+                            "--strategy", alice_strategy)
+    bob = await start_bot(arena.url, "bob", arena.tokens["bob"], *PLAY,
+                          "--strategy", "alphabeta:time_ms=100")
     return alice, bob
 
 
@@ -222,8 +217,5 @@ async def test_a_second_sigterm_resigns_the_live_match_and_exits_at_once(
     assert f"resigning {match['id']}" in log
     alice_seat = ended["players"].index("alice")
     assert (ended["status"], ended["termination"], ended["winner"]) == (
-        "finished",
-        "resign",
-        1 - alice_seat,
-    )
+        "finished", "resign", 1 - alice_seat)
     assert len(workers) >= 2 and not any(alive(pid) for pid in workers)  # + resource tracker

@@ -130,9 +130,8 @@ async def test_a_move_waiting_for_the_other_matchs_search_keeps_its_own_deadline
     server = await scripted(script)
     # One worker: m2's search starts only when m1's is over, whatever its own time_ms says.
     with make_strategy_from_spec("mcts:time_ms=2000,workers=1,seed=1", "connect4") as strategy:
-        client = BotClient(
-            config(server.url, game="connect4", games=2, max_matches=2), StrategyChooser(strategy)
-        )
+        client = BotClient(config(server.url, game="connect4", games=2, max_matches=2),
+                           StrategyChooser(strategy))
         await run_client(client)
     await server.check()
     assert client.summary.fallback_moves == 0
@@ -170,15 +169,11 @@ async def test_bots_set_for_10_s_a_move_never_lose_on_time_in_a_1_s_match(
     # what is tested is the bots' time management, not a saturated CPU. A 1 s move leaves a
     # busy machine room; the bots' own budgets are ten times that.
     play = ("--game", "connect4", "--move-ms", str(MOVE_MS), "--games", "1")
-    specs = {
-        "alice": f"mcts:time_ms={10 * MOVE_MS},workers=1,seed=1",
-        "bob": "mcts-heavy:sims=100000000,workers=1,seed=2",
-    }
+    specs = {"alice": f"mcts:time_ms={10 * MOVE_MS},workers=1,seed=1",
+             "bob": "mcts-heavy:sims=100000000,workers=1,seed=2"}
     async with ArenaProcess(tmp_path, tuple(specs), "--move-ms", str(MOVE_MS)) as arena:
-        bots = [
-            await start_bot(arena.url, name, arena.tokens[name], *play, "--strategy", spec)
-            for name, spec in specs.items()
-        ]
+        bots = [await start_bot(arena.url, name, arena.tokens[name], *play, "--strategy", spec)
+                for name, spec in specs.items()]
         try:
             async with asyncio.timeout(600):
                 outputs = await asyncio.gather(*(bot.communicate() for bot in bots))

@@ -37,25 +37,10 @@ def make_ca(directory: Path, name: str) -> tuple[Path, Path]:
     """A self-signed CA: its certificate and key files."""
     cert, key = directory / f"{name}.pem", directory / f"{name}.key"
     openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        key.name,
-        "-out",
-        cert.name,
-        "-days",
-        "1",
-        "-subj",
-        f"/CN={name}",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-        "-addext",
-        "keyUsage=critical,keyCertSign,cRLSign",
+        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", key.name, "-out", cert.name, "-days", "1", "-subj", f"/CN={name}",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         cwd=directory,
     )
     return cert, key
@@ -75,44 +60,17 @@ def certificates(tmp_path: Path) -> dict[str, Path]:
         "keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n"
     )
     openssl(
-        "req",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
+        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost",
         cwd=directory,
     )
     openssl(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        ca.name,
-        "-CAkey",
-        ca_key.name,
-        "-CAcreateserial",
-        "-out",
-        "server.pem",
-        "-days",
-        "1",
-        "-extfile",
-        "server.ext",
+        "x509", "-req", "-in", "server.csr", "-CA", ca.name, "-CAkey", ca_key.name,
+        "-CAcreateserial", "-out", "server.pem", "-days", "1", "-extfile", "server.ext",
         cwd=directory,
     )
-    return {
-        "ca": ca,
-        "other_ca": other_ca,
-        "cert": directory / "server.pem",
-        "key": directory / "server.key",
-    }
+    return {"ca": ca, "other_ca": other_ca, "cert": directory / "server.pem",
+            "key": directory / "server.key"}
 
 
 def server_context(certificates: dict[str, Path]) -> ssl.SSLContext:
@@ -130,14 +88,8 @@ async def test_a_bot_plays_over_wss_verified_with_its_ca_file(
         relay = TcpRelay(arena.port, tls=server_context(certificates))
         port = await relay.start()
         play = ("--game", "tictactoe", "--games", "1", "--strategy", "random:seed=1")
-        alice = await start_bot(
-            f"wss://localhost:{port}",
-            "alice",
-            arena.tokens["alice"],
-            "--ca-file",
-            str(certificates["ca"]),
-            *play,
-        )
+        alice = await start_bot(f"wss://localhost:{port}", "alice", arena.tokens["alice"],
+                                "--ca-file", str(certificates["ca"]), *play)
         bob = await start_bot(arena.url, "bob", arena.tokens["bob"], *play)
         try:
             async with asyncio.timeout(30):
@@ -159,9 +111,8 @@ async def test_an_untrusted_certificate_is_one_line_and_exit_2(
     relay = TcpRelay(1, tls=server_context(certificates))  # the handshake fails before a relay
     port = await relay.start()
     ca_args = () if trust == "system" else ("--ca-file", str(certificates["other_ca"]))
-    bot = await start_bot(
-        f"wss://localhost:{port}", "alice", "a-token-never-sent", "--strategy", "random", *ca_args
-    )
+    bot = await start_bot(f"wss://localhost:{port}", "alice", "a-token-never-sent",
+                          "--strategy", "random", *ca_args)
     try:
         async with asyncio.timeout(20):
             _, stderr = await bot.communicate()
@@ -194,18 +145,10 @@ async def test_plain_ws_to_another_host_is_refused_unless_insecure() -> None:
 
 
 async def test_cli_refuses_a_clear_text_token_and_an_unreadable_ca_file(tmp_path: Path) -> None:
-    refused = await start_bot(
-        "ws://arena.example.org:8765", "alice", "secret-token-123", "--strategy", "random"
-    )
-    missing = await start_bot(
-        "wss://arena.example.org",
-        "alice",
-        "secret-token-123",
-        "--ca-file",
-        str(tmp_path / "missing.pem"),
-        "--strategy",
-        "random",
-    )
+    refused = await start_bot("ws://arena.example.org:8765", "alice", "secret-token-123",
+                              "--strategy", "random")
+    missing = await start_bot("wss://arena.example.org", "alice", "secret-token-123",
+                              "--ca-file", str(tmp_path / "missing.pem"), "--strategy", "random")
     try:
         async with asyncio.timeout(20):
             (_, refused_log), (_, missing_log) = await asyncio.gather(

@@ -75,31 +75,15 @@ async def play(
     tokens = {name: await server.store.add_bot(name) for name in strategies}
     procs = {
         name: await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bots.client_cli",
-            "--url",
-            url_of(server),
-            "--name",
-            name,
-            "--game",
-            "connect4",
-            "--strategy",
-            spec,
-            "--games",
-            str(games),
-            "--move-ms",
-            "500",
-            "--bank-ms",
-            "1000",
+            sys.executable, "-m", "bots.client_cli", "--url", url_of(server), "--name", name,
+            "--game", "connect4", "--strategy", spec, "--games", str(games), "--move-ms", "500",
+            "--bank-ms", "1000",
             env={
-                **ENV,
-                "ARENA_BOT_TOKEN": tokens[name],
+                **ENV, "ARENA_BOT_TOKEN": tokens[name],
                 "ARENA_ENGINE_LOG": str(tmp_path / f"engine-{name}.log"),
             },
             cwd=tmp_path,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
         )
         for name, spec in strategies.items()
     }
@@ -177,9 +161,8 @@ async def test_a_faulty_engine_resigns_each_game_with_its_reason(
     # Each go told the engine both banks left.
     told = (tmp_path / "engine-crashy.log").read_text()
     assert re.search(r"^go movetime \d+ p1time \d+ p2time \d+$", told, re.MULTILINE), told
-    assert (
-        "2 matches: 0 won, 0 drawn, 2 lost, 0 aborted; 2 resigned after an engine fault"
-        in (errors["crashy"])
+    assert "2 matches: 0 won, 0 drawn, 2 lost, 0 aborted; 2 resigned after an engine fault" in (
+        errors["crashy"]
     )
 
 

@@ -84,7 +84,9 @@ def test_exactly_the_legal_moves_can_be_played(name: str, picks: list[int]) -> N
 
 
 @given(game_names, choices)
-def test_the_encoding_after_a_move_follows_from_the_one_before(name: str, picks: list[int]) -> None:
+def test_the_encoding_after_a_move_follows_from_the_one_before(
+    name: str, picks: list[int]
+) -> None:
     states = walk(name, picks)
     for before, after in itertools.pairwise(states):
         move = after.moves[-1]
@@ -155,15 +157,8 @@ def test_impossible_positions_are_rejected(name: str, text: str, why: str) -> No
 
 @pytest.mark.parametrize(
     ("move", "why"),
-    [
-        (True, "integer"),
-        ("3", "integer"),
-        (3.0, "integer"),
-        (None, "integer"),
-        (-1, "range"),
-        (7, "range"),
-        (2**70, "range"),
-    ],
+    [(True, "integer"), ("3", "integer"), (3.0, "integer"), (None, "integer"), (-1, "range"),
+     (7, "range"), (2**70, "range")],
 )
 def test_malformed_moves_say_why(move: object, why: str) -> None:
     with pytest.raises(IllegalMoveError, match=why):
@@ -206,51 +201,8 @@ def test_connect4_wins_in_every_direction() -> None:
 def test_connect4_full_board_without_four_is_a_draw() -> None:
     # A known drawn game (all 42 cells, no four): stripes of pairs shifted per column group.
     drawn = "".join(
-        str(c)
-        for c in [
-            1,
-            2,
-            1,
-            2,
-            1,
-            2,
-            2,
-            1,
-            2,
-            1,
-            2,
-            1,
-            3,
-            4,
-            3,
-            4,
-            3,
-            4,
-            4,
-            3,
-            4,
-            3,
-            4,
-            3,
-            5,
-            6,
-            5,
-            6,
-            5,
-            6,
-            6,
-            5,
-            6,
-            5,
-            6,
-            5,
-            7,
-            7,
-            7,
-            7,
-            7,
-            7,
-        ]
+        str(c) for c in [1, 2, 1, 2, 1, 2, 2, 1, 2, 1, 2, 1, 3, 4, 3, 4, 3, 4, 4, 3, 4, 3, 4, 3,
+                         5, 6, 5, 6, 5, 6, 6, 5, 6, 5, 6, 5, 7, 7, 7, 7, 7, 7]
     )
     final = Connect4State.from_notation(drawn)
     assert final.outcome() is not None and final.outcome().winner is None  # type: ignore[union-attr]

@@ -52,7 +52,8 @@ def trinomial_deviance(counts: Sequence[float], s: float) -> float:
         return -log_likelihood(p)
 
     top = 2 * min(s, 1 - s)
-    found = minimize_scalar(negative, bounds=(0.0, top), method="bounded", options={"xatol": 1e-12})
+    found = minimize_scalar(negative, bounds=(0.0, top), method="bounded",
+                            options={"xatol": 1e-12})
     best = min(found.fun, negative(0.0), negative(top))
     return 2 * (log_likelihood([n / total for n in counts]) + best)
 
@@ -92,9 +93,7 @@ def test_known_values() -> None:
     assert two_nil.too_few and two_nil.text() == TOO_FEW
     strong = elo_interval((30, 10, 60))
     assert (round(strong.low, 2), round(strong.elo, 2), round(strong.high, 2)) == (
-        37.48,
-        107.54,
-        180.35,
+        37.48, 107.54, 180.35,
     )
     assert strong.elo == pytest.approx(elo_estimate((30, 10, 60)).elo)  # the same point
     assert strong.text() == "+108 [+38, +180]"  # printed from the JSON's tenths: 37.5
@@ -145,10 +144,8 @@ def test_rejects_malformed_counts(counts: tuple[float, ...]) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(st.integers(0, 40), min_size=3, max_size=3)
-    | st.lists(st.integers(0, 20), min_size=5, max_size=5)
-)
+@given(st.lists(st.integers(0, 40), min_size=3, max_size=3) | st.lists(
+    st.integers(0, 20), min_size=5, max_size=5))
 def test_los_agrees_with_the_interval(counts: list[int]) -> None:
     if not sum(counts):
         return
@@ -162,14 +159,8 @@ def test_los_agrees_with_the_interval(counts: list[int]) -> None:
 
 
 # (true Elo, games or pairs, pentanomial): cells where the normal approximation fails.
-CELLS = [
-    (300, 2, False),
-    (200, 4, False),
-    (400, 8, False),
-    (400, 16, False),
-    (300, 2, True),
-    (400, 4, True),
-]
+CELLS = [(300, 2, False), (200, 4, False), (400, 8, False), (400, 16, False), (300, 2, True),
+         (400, 4, True)]
 SAMPLES = 600
 
 
@@ -189,9 +180,8 @@ def test_covers_the_truth_where_the_normal_approximation_does_not(
     assert old.covered < 0.93  # this check would fail the old method
 
 
-@pytest.mark.parametrize(
-    ("elo", "units", "pentanomial"), [(0, 64, False), (300, 64, False), (100, 32, True)]
-)
+@pytest.mark.parametrize(("elo", "units", "pentanomial"), [(0, 64, False), (300, 64, False),
+                                                           (100, 32, True)])
 def test_not_needlessly_wide_from_64_games(elo: float, units: int, pentanomial: bool) -> None:
     cell = interval_coverage(elo, units, pentanomial, SAMPLES, np.random.default_rng(32))
     assert 0.93 <= cell.covered <= 0.99

@@ -166,7 +166,9 @@ def test_next_slot_is_the_first_pending_slot_whose_bots_are_free(
     while True:
         while len(busy) < concurrency:
             key = state.next_slot(free)
-            candidates = [k for k in state.pending() if set(state.pairs[k[0]].seats(k[1])) <= free]
+            candidates = [
+                k for k in state.pending() if set(state.pairs[k[0]].seats(k[1])) <= free
+            ]
             assert key == (min(candidates) if candidates else None)
             if key is None:
                 break

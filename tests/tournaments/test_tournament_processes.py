@@ -209,8 +209,7 @@ def test_create_without_a_server_starts_when_one_does(
     assert final["progress"]["counted"] == 4
     paused = arena("tournament", "pause", "1", "--db", db)
     assert (paused.returncode, paused.stderr.strip()) == (
-        2,
-        "error: tournament 1 is finished: cannot pause it",
+        2, "error: tournament 1 is finished: cannot pause it"
     )
 
 
@@ -226,33 +225,13 @@ def test_create_without_a_server_starts_when_one_does(
             "error: --elo0 must be below --elo1 (got 5 and 5)",
         ),
         (
-            [
-                "--bots",
-                "alice,bob",
-                "--format",
-                "sprt",
-                "--elo0",
-                "0",
-                "--elo1",
-                "5",
-                "--alpha",
-                "0.5",
-            ],
+            ["--bots", "alice,bob", "--format", "sprt", "--elo0", "0", "--elo1", "5",
+             "--alpha", "0.5"],
             "error: --alpha must be within (0, 0.5), got 0.5",
         ),
         (
-            [
-                "--bots",
-                "alice,bob",
-                "--format",
-                "sprt",
-                "--elo0",
-                "0",
-                "--elo1",
-                "5",
-                "--beta",
-                "0",
-            ],
+            ["--bots", "alice,bob", "--format", "sprt", "--elo0", "0", "--elo1", "5",
+             "--beta", "0"],
             "error: --beta must be within (0, 0.5), got 0.0",
         ),
         (["--bots", "alice,bob", "--format", "gauntlet"], "error: a gauntlet needs --challenger"),

@@ -148,7 +148,9 @@ async def test_the_replay_marks_blunders_and_says_each_solved_value(
     alpha = counts["alpha"]
     value = f"{100 * alpha.kept / alpha.judged:.1f}%"
     await expect(panel.locator(".accuracy-value")).to_have_text(value)
-    await expect(panel).to_contain_text(f"of {alpha.judged} judged moves ({alpha.moves} analysed)")
+    await expect(panel).to_contain_text(
+        f"of {alpha.judged} judged moves ({alpha.moves} analysed)"
+    )
     await expect(panel).to_contain_text(f"({alpha.blunders} in 1 game)")
     await expect(panel.locator(".ci").first).to_contain_text("95%:")
     await screenshot(page, "bot-accuracy")
