@@ -74,6 +74,7 @@ from arena.play.matchmaker import Matchmaker, PassWanted
 from arena.play.rated_openings import RatedOpenings
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
+from arena.ratings import DEFAULT_K, EloModel
 from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite
 from arena.store.health import HealthState, StoreHealth
@@ -105,7 +106,7 @@ class ArenaConfig:
     """Default per-move time for seeks and challenges (a request may name its own)."""
     bank_ms: int = 0
     grace_s: float = DEFAULT_GRACE_S
-    k_factor: float = 32.0
+    k_factor: float = DEFAULT_K
     hello_timeout_s: float = HELLO_TIMEOUT_S
     ping_interval_s: float = 5.0
     """Websocket pings measure each bot's round trip, credited back on its clock."""
@@ -543,7 +544,7 @@ class ArenaServer:
             self._store = await Store.open(
                 config.db_url,
                 create=True,
-                k_factor=config.k_factor,
+                rating_model=EloModel(config.k_factor),
                 writer_process=config.db_writer_process,
                 journal_path=config.journal_path,
             )

@@ -37,7 +37,6 @@ import random
 from collections.abc import Callable
 
 from arena.cluster.channel import NodeChannel, notice
-from arena.cluster.placement import Directory
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.net.websocket import WebSocketConnection
 from arena.play.lobby import Lobby
@@ -86,10 +85,9 @@ class ClusterNode:
         self._spawn = spawn
         self._sweep_s = sweep_s
         self.public_url = ""
-        self.directory = Directory(store.engine, node_id)
+        self.directory = store.directory(node_id)
         self.queue = SharedSeekQueue(
-            store.engine,
-            node_id,
+            store.seek_queue(node_id),
             lobby,
             has_capacity=has_capacity,
             playing=registry.playing,

@@ -22,13 +22,11 @@ from arena.play.guests import is_guest, recorded_name
 from arena.play.lobby import Pairing
 from arena.play.match import Match, MatchObserver, MatchRecorder, PlayerLink, Spawn
 from arena.play.rated_openings import RatedOpenings
+from arena.ratings import DEFAULT_RATING
 from protocol.errors import ProtocolError
 from protocol.messages import ErrorCode
 
 log = logging.getLogger(__name__)
-
-DEFAULT_RATING = 1500.0
-"""A bot's rating for pairing and display before its first rated game."""
 
 RECENTLY_FINISHED = 1024
 """Finished match ids remembered to answer late moves with ``match_over``."""
