@@ -330,6 +330,8 @@ class ArenaServer:
                 log.warning("aborted %d matches left live by servers that are gone", aborted)
         store = self._store
         self._parts = self._assemble(store)
+        # Every game's board before the first bot: pairing and live views use the one rating.
+        await self.leaderboards.refresh_all()
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         _registry, _matchmaker, gateway, api = self._parts
         api.add_routes(self.router)
@@ -393,7 +395,7 @@ class ArenaServer:
             clock=self._clock,
             spawn=self.supervisor.spawn,
             link_of=lambda bot: self.gateway.link_of(bot),
-            fitted=leaderboards.rating_of,
+            ratings=leaderboards,
             match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
             openings=(
                 RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)
