@@ -33,7 +33,7 @@ from arena.store.queries import utc
 from arena.tournaments.openings import OpeningSuite, format_opening
 from arena.tournaments.schedule import PairSlot, build_schedule
 from arena.tournaments.settings import Format, TournamentSettings
-from arena.tournaments.state import GameResult, TournamentState
+from arena.tournaments.state import GameResult, TournamentState, games_to_show
 
 ACTIVE = ("pending", "running")
 """Statuses of a tournament a server schedules."""
@@ -278,7 +278,7 @@ async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
             "status": t.status,
             "verdict": t.verdict,
             "games": games or 0,
-            "total": 2 * (total or 0),
+            "total": games_to_show(t.status, games or 0, 2 * (total or 0)),
             "created_at": utc(t.created_at).isoformat(),
         }
         for t, games, total in rows
