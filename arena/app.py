@@ -55,13 +55,20 @@ class ArenaApp:
             config = replace(config, node_id=node_id)
             status_topic = mqtt_topics.node_status(node_id)
         self.publisher = MqttPublisher(mqtt_url, status_topic=status_topic) if mqtt_url else None
-        sink = None if self.publisher is None else MqttEventSink(self.publisher)
-        self.server = ArenaServer(config, sink=sink)
-        if self.publisher is not None:
-            self.server.health_extras["mqtt"] = self.publisher.status
-        self._mqtt_url = mqtt_url
         self.feed: BrokerFeed | None = None
         """The other nodes' matches and results, when several nodes share the broker."""
+        if mqtt_url is not None and self._multi_node:
+            self.feed = BrokerFeed(
+                mqtt_url, publisher=self.publisher, buffer_size=config.spectator_buffer
+            )
+        publisher = self.publisher
+        self.server = ArenaServer(
+            config,
+            sink=None if publisher is None else MqttEventSink(publisher),
+            remote=self.feed,
+            orphans_ended=None if self.feed is None else self.feed.orphans_ended,
+            health_extras=None if publisher is None else {"mqtt": publisher.status},
+        )
         self._stopped = False
 
     async def start(self) -> None:
@@ -74,19 +81,12 @@ class ArenaApp:
             if self.publisher is not None:
                 await self.publisher.stop(MQTT_STOP_TIMEOUT_S)
             raise
-        cluster = self.server.cluster
-        if self._mqtt_url is not None and cluster is not None:
-            self.feed = BrokerFeed(
-                self._mqtt_url,
+        if self.feed is not None:
+            await self.feed.start(
                 is_local=self.server.hub.follows,
                 result_committed=self.server.leaderboards.result_committed,
-                publisher=self.publisher,
                 store=self.server.store,
-                buffer_size=self.server.config.spectator_buffer,
             )
-            await self.feed.start()
-            self.server.hub.remote = self.feed
-            cluster.orphans_ended = self.feed.orphans_ended
         if self.publisher is not None and self.server.tournaments is not None:
             self.server.tournaments.scheduler.subscribe(self.publisher)
         if self.publisher is not None:

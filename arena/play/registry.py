@@ -80,6 +80,7 @@ class MatchRegistry:
         match_options: dict[str, Any] | None = None,
         openings: RatedOpenings | None = None,
         ratings: Ratings,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self._store = store
         self._ratings = ratings
@@ -95,7 +96,7 @@ class MatchRegistry:
         self._recently_finished: deque[str] = deque(maxlen=RECENTLY_FINISHED)
         self._all_done = asyncio.Event()
         self._all_done.set()
-        self.on_change: Callable[[], None] | None = None
+        self._on_change = on_change
         """Called after a match ends (so pairing can run again for its bots)."""
 
     def __len__(self) -> int:
@@ -226,5 +227,5 @@ class MatchRegistry:
                     del self._by_bot[bot]
         if not self._matches:
             self._all_done.set()
-        if self.on_change is not None:
-            self.on_change()
+        if self._on_change is not None:
+            self._on_change()
