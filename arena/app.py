@@ -37,7 +37,6 @@ from arena.live import mqtt_topics
 from arena.live.mqtt import MqttEventSink, MqttPublisher
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import nodes
-from protocol.games import GAMES
 
 MQTT_STOP_TIMEOUT_S = 5.0
 
@@ -95,10 +94,6 @@ class ArenaApp:
             publisher = self.publisher
             self.server.rating_notices.listen(
                 lambda report: publisher.rating(report.game, report.to_dict())
-            )
-            # Retain every board at once, so a dashboard has them before the first result.
-            self.server.supervisor.spawn(
-                self.server.leaderboards.refresh_all(GAMES), "leaderboards-first-build"
             )
 
     def _publish_board(self, board: Board) -> None:

@@ -257,7 +257,7 @@ def assemble(
         clock=clock,
         spawn=spawn,
         link_of=presence.link_of,
-        fitted=leaderboards.rating_of,
+        ratings=leaderboards,
         match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
         openings=(
             RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)
@@ -578,6 +578,8 @@ class ArenaServer:
         )
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         gateway = parts.gateway
+        # Every game's board before the first bot: pairing and live views use the one rating.
+        await parts.leaderboards.refresh_all()
         await listener.start()
         if parts.cluster is not None:
             tls = ssl_context is not None

@@ -122,10 +122,6 @@ class Authenticator(Revoker, Protocol):
         """The bot's record when ``token`` is its token and it is active, else None."""
         ...
 
-    def cached_rating(self, bot: str, game: str) -> tuple[bool, float | None]:
-        """``(True, rating)`` when the rating is cached, else ``(False, None)``."""
-        ...
-
 
 class _Close(Exception):
     """The connection must be closed with ``close_code`` after an ``error``."""
@@ -380,10 +376,10 @@ class Gateway:
             # server like a move, so it must never be refused as a flood.
             session.bucket.refund()
         if type(message) is Seek:
-            # On the spot once the bot's rating is cached (every seek after its first).
+            # On the spot once the game's board is built (the server builds it at start).
             assert conn.name is not None
-            known, rating = self._auth.cached_rating(conn.name, message.game)
-            if known:
+            rating = self._registry.rating_now(conn.name, message.game)
+            if rating is not None:
                 try:
                     self.requests.seek(conn.name, message, rating)
                 except ProtocolError as exc:

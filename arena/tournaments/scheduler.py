@@ -45,7 +45,7 @@ from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
 from arena.tournaments.standings import build_status, headline
-from arena.tournaments.state import SlotKey, TournamentState
+from arena.tournaments.state import SlotKey, TournamentState, games_to_show
 from protocol.games import Termination
 from protocol.messages import ChallengeReceived, ServerMessage
 
@@ -301,6 +301,7 @@ class TournamentScheduler:
             run = self._runs.get(row["id"])
             if run is not None:
                 row.update(status=run.status, games=run.done_games, playing=len(run.playing))
+                row["total"] = games_to_show(run.status, run.done_games, run.total_games)
         return rows
 
     async def listing(self) -> list[dict[str, Any]]:

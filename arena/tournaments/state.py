@@ -42,6 +42,12 @@ MAX_GAMES_VERDICT = "max-games"
 """An SPRT's stored verdict when it reached ``max_games`` without crossing a bound."""
 
 
+def games_to_show(status: str, done: int, planned: int) -> int:
+    """The games a tournament's progress counts up to: ``planned`` while it can still play,
+    the ``done`` ones once finished (an SPRT ends at its verdict, not at ``max_games``)."""
+    return done if status == "finished" else planned
+
+
 @dataclass(frozen=True, slots=True)
 class GameResult:
     """A counted game: which slot, the score of the pair's seat ``a``, and the match."""

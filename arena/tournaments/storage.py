@@ -23,7 +23,6 @@ from arena.store.tournaments import (
     change_status,
     claim,
     inactive_seats,
-    list_tournaments,
     mark_removed,
     now,
     set_status,
@@ -31,7 +30,7 @@ from arena.store.tournaments import (
 from arena.tournaments.openings import OpeningSuite, format_opening
 from arena.tournaments.schedule import PairSlot, build_schedule
 from arena.tournaments.settings import Format, TournamentSettings
-from arena.tournaments.state import TournamentState
+from arena.tournaments.state import TournamentState, games_to_show
 from protocol.games import Termination
 
 __all__ = [
@@ -50,6 +49,15 @@ __all__ = [
     "set_status",
     "settings_of",
 ]
+
+
+async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
+    """Every tournament, newest first, as the store lists them, with ``total`` the games its
+    progress counts up to (the games played, once finished)."""
+    rows = await tables.list_tournaments(session)
+    for row in rows:
+        row["total"] = games_to_show(row["status"], row["games"], row["total"])
+    return rows
 
 
 def rounds_of(settings: TournamentSettings) -> int:
