@@ -41,7 +41,7 @@ class MatchActivity:
         self.started += 1
         self._began[match] = time.monotonic()
         tc = match.time_control
-        rated = "rated" if match.referee.rated else "unrated"
+        rated = "rated" if match.rated else "unrated"
         log.info(
             "match %s started: %s, %s vs %s, %d+%d ms, %s",
             match.match_id,
@@ -58,7 +58,7 @@ class MatchActivity:
                 "players": list(match.players),
                 "move_ms": tc.move_ms,
                 "bank_ms": tc.bank_ms,
-                "rated": match.referee.rated,
+                "rated": match.rated,
             },
         )
 
@@ -71,7 +71,7 @@ class MatchActivity:
         self.ended[match.game, end.termination] += 1
         began = self._began.pop(match, None)
         duration = round(time.monotonic() - began, 3) if began is not None else None
-        plies = match.referee.state.ply
+        plies = match.ply
         log.info(
             "match %s ended: %s, %s vs %s, %s by %s after %d plies in %s",
             match.match_id,

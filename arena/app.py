@@ -37,7 +37,6 @@ from arena.live import mqtt_topics
 from arena.live.mqtt import MqttEventSink, MqttPublisher
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import nodes
-from protocol.games import GAMES
 
 MQTT_STOP_TIMEOUT_S = 5.0
 
@@ -56,13 +55,20 @@ class ArenaApp:
             config = replace(config, node_id=node_id)
             status_topic = mqtt_topics.node_status(node_id)
         self.publisher = MqttPublisher(mqtt_url, status_topic=status_topic) if mqtt_url else None
-        sink = None if self.publisher is None else MqttEventSink(self.publisher)
-        self.server = ArenaServer(config, sink=sink)
-        if self.publisher is not None:
-            self.server.health_extras["mqtt"] = self.publisher.status
-        self._mqtt_url = mqtt_url
         self.feed: BrokerFeed | None = None
         """The other nodes' matches and results, when several nodes share the broker."""
+        if mqtt_url is not None and self._multi_node:
+            self.feed = BrokerFeed(
+                mqtt_url, publisher=self.publisher, buffer_size=config.spectator_buffer
+            )
+        publisher = self.publisher
+        self.server = ArenaServer(
+            config,
+            sink=None if publisher is None else MqttEventSink(publisher),
+            remote=self.feed,
+            orphans_ended=None if self.feed is None else self.feed.orphans_ended,
+            health_extras=None if publisher is None else {"mqtt": publisher.status},
+        )
         self._stopped = False
 
     async def start(self) -> None:
@@ -75,19 +81,12 @@ class ArenaApp:
             if self.publisher is not None:
                 await self.publisher.stop(MQTT_STOP_TIMEOUT_S)
             raise
-        cluster = self.server.cluster
-        if self._mqtt_url is not None and cluster is not None:
-            self.feed = BrokerFeed(
-                self._mqtt_url,
+        if self.feed is not None:
+            await self.feed.start(
                 is_local=self.server.hub.follows,
                 result_committed=self.server.leaderboards.result_committed,
-                publisher=self.publisher,
                 store=self.server.store,
-                buffer_size=self.server.config.spectator_buffer,
             )
-            await self.feed.start()
-            self.server.hub.remote = self.feed
-            cluster.orphans_ended = self.feed.orphans_ended
         if self.publisher is not None and self.server.tournaments is not None:
             self.server.tournaments.scheduler.subscribe(self.publisher)
         if self.publisher is not None:
@@ -95,10 +94,6 @@ class ArenaApp:
             publisher = self.publisher
             self.server.rating_notices.listen(
                 lambda report: publisher.rating(report.game, report.to_dict())
-            )
-            # Retain every board at once, so a dashboard has them before the first result.
-            self.server.supervisor.spawn(
-                self.server.leaderboards.refresh_all(GAMES), "leaderboards-first-build"
             )
 
     def _publish_board(self, board: Board) -> None:

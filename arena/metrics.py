@@ -5,7 +5,8 @@ global default one), so several servers in one process each report their
 own figures. Nothing is counted twice: the figures live where the server
 keeps them anyway (the match registry, the gateway, the store's commit
 statistics, ``MatchActivity``, ``arena.runtime``) and are read when
-``/metrics`` is scraped, by one custom collector. The two histograms on
+``/metrics`` is scraped, by one custom collector, through the same
+``arena.figures.ServerFigures`` snapshot as ``/healthz``. The two histograms on
 busy paths (move handling, store commits) are ``arena.histogram``'s cheap
 ones, turned into Prometheus's cumulative buckets at scrape time.
 
@@ -32,7 +33,6 @@ import statistics
 import time
 from collections.abc import Iterator
 from itertools import islice
-from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.core import (
@@ -44,12 +44,10 @@ from prometheus_client.core import (
 from prometheus_client.exposition import choose_encoder
 
 from arena import runtime
+from arena.figures import ServerFigures
 from arena.histogram import LatencyHistogram
 from arena.net.http import HttpRequest, HttpResponse, Router
 from arena.store.health import HealthState
-
-if TYPE_CHECKING:
-    from arena.server import ArenaServer
 
 log = logging.getLogger("arena.summary")
 
@@ -66,23 +64,23 @@ def histogram_family(name: str, documentation: str, hist: LatencyHistogram) -> M
 class _ServerCollector:
     """Reads the server's figures at each scrape (a ``prometheus_client`` custom collector)."""
 
-    def __init__(self, server: ArenaServer) -> None:
-        self._server = server
+    def __init__(self, figures: ServerFigures) -> None:
+        self._figures = figures
 
     def collect(self) -> Iterator[Metric]:
         """Every ``arena_*`` metric of the module docstring."""
-        server = self._server
-        gateway, registry, store = server.gateway, server.registry, server.store
-        spectators = sum(1 for c in gateway.connections if c.role == "spectator")
+        figures = self._figures
+        now = figures.snapshot()
+        store = figures.store
         for name, doc, value in (
-            ("arena_live_matches", "Matches being played now.", len(registry)),
-            ("arena_bots_connected", "Bots logged in now.", len(gateway.bots)),
-            ("arena_spectators_connected", "Spectators connected now.", spectators),
-            ("arena_connections", "Websocket connections, any role.", len(gateway.connections)),
-            ("arena_seeks", "Seeks waiting for an opponent.", len(server.lobby.seeks)),
+            ("arena_live_matches", "Matches being played now.", now.live_matches),
+            ("arena_bots_connected", "Bots logged in now.", now.bots_online),
+            ("arena_spectators_connected", "Spectators connected now.", now.spectators),
+            ("arena_connections", "Websocket connections, any role.", now.connections),
+            ("arena_seeks", "Seeks waiting for an opponent.", now.seeks),
         ):
             yield GaugeMetricFamily(name, doc, value=value)
-        activity = server.activity
+        activity = figures.activity
         yield CounterMetricFamily("arena_moves", "Moves applied.", value=activity.moves)
         yield CounterMetricFamily(
             "arena_matches_started", "Matches started.", value=activity.started
@@ -96,7 +94,7 @@ class _ServerCollector:
         yield histogram_family(
             "arena_move_handling_seconds",
             "From a move frame's arrival to its moved message queued.",
-            gateway.move_latency,
+            figures.move_latency,
         )
         stats = store.commit_stats
         yield histogram_family(
@@ -122,24 +120,23 @@ class _ServerCollector:
         for state in HealthState:
             health.add_metric([state.value], 1 if store.health.state is state else 0)
         yield health
-        throttle = gateway.throttle
         yield CounterMetricFamily(
-            "arena_failed_logins", "Bot logins refused.", value=throttle.failed_total
+            "arena_failed_logins", "Bot logins refused.", value=now.failed_logins
         )
         yield CounterMetricFamily(
             "arena_throttled_logins",
             "Hellos refused unchecked: their address had too many failures.",
-            value=throttle.throttled_total,
+            value=now.throttled_logins,
         )
         yield GaugeMetricFamily(
             "arena_open_connections",
             "TCP connections counted against their address's cap (HTTP and websocket).",
-            value=server.crowd.open_total,
+            value=now.open_connections,
         )
         refused = CounterMetricFamily(
             "arena_refusals", "Connections and requests refused at the door.", labels=["reason"]
         )
-        for reason, n in sorted(server.refusals.totals.items()):
+        for reason, n in sorted(now.refused.items()):
             refused.add_metric([reason], n)
         yield refused
         gc = runtime.gc_pauses
@@ -152,7 +149,7 @@ class _ServerCollector:
         yield GaugeMetricFamily(
             "arena_gc_pause_last_seconds", "Latest GC pause.", value=gc.last_pause_ms / 1000
         )
-        lag = server.loop_lag.status()
+        lag = now.loop_lag_ms
         yield GaugeMetricFamily(
             "arena_loop_lag_max_seconds", "Worst event-loop lag.", value=lag["max"] / 1000
         )
@@ -171,10 +168,10 @@ class _ServerCollector:
 class ArenaMetrics:
     """One server's metrics registry, its ``/metrics`` route and its summary line."""
 
-    def __init__(self, server: ArenaServer) -> None:
-        self._server = server
+    def __init__(self, figures: ServerFigures) -> None:
+        self._figures = figures
         self.registry = CollectorRegistry()
-        self.registry.register(_ServerCollector(server))
+        self.registry.register(_ServerCollector(figures))
         ProcessCollector(registry=self.registry)
         self._last = (time.monotonic(), 0, 0)  # when, moves, commits
 
@@ -193,9 +190,10 @@ class ArenaMetrics:
 
     def summary(self) -> None:
         """Log one line on the last interval: play, connections, the store."""
-        server = self._server
+        figures = self._figures
+        counts = figures.snapshot()
         now = time.monotonic()
-        moves, stats = server.activity.moves, server.store.commit_stats
+        moves, stats = figures.activity.moves, figures.store.commit_stats
         then, moves_then, commits_then = self._last
         self._last = (now, moves, stats.commits)
         rate = (moves - moves_then) / max(now - then, 1e-9)
@@ -203,17 +201,15 @@ class ArenaMetrics:
         recent = list(islice(stats.recent_s, len(stats.recent_s) - new, None))
         p50_ms = statistics.median(recent) * 1000 if recent else 0.0
         max_ms = max(recent) * 1000 if recent else 0.0
-        health = server.store.health
-        pending = server.store.pending()
-        gateway = server.gateway
-        spectators = sum(1 for c in gateway.connections if c.role == "spectator")
+        health = figures.store.health
+        pending = figures.store.pending()
         store = "ok" if health.ok else f"{health.state.value} ({health.reason})"
         log.info(
             "%d live matches, %d bots online, %d spectators, %.1f moves/s; store %s, "
             "%d commits (median %.1f ms, max %.1f ms), %d moves waiting",
-            len(server.registry),
-            len(gateway.bots),
-            spectators,
+            counts.live_matches,
+            counts.bots_online,
+            counts.spectators,
             rate,
             store,
             new,
@@ -222,9 +218,9 @@ class ArenaMetrics:
             pending.moves,
             extra={
                 "event": "summary",
-                "live_matches": len(server.registry),
-                "bots_online": len(gateway.bots),
-                "spectators": spectators,
+                "live_matches": counts.live_matches,
+                "bots_online": counts.bots_online,
+                "spectators": counts.spectators,
                 "moves_per_s": round(rate, 1),
                 "store_health": health.state.value,
                 "store_commits": new,

@@ -22,6 +22,9 @@ The parts, each in a module that says what it owns:
 - ``arena.cluster``: with ``allow_multi_node`` on PostgreSQL, this server as one
   node of several: the shared seek queue, redirects, orphan sweeps.
 
+``assemble`` builds them in dependency order, each given what it needs when
+made, nothing set afterwards (docs/architecture.md, "Assembly").
+
 Every background task belongs to one ``Supervisor``. Shutdown (``shutdown``
 or leaving the ``async with``) is one path: no new matches or hellos, live
 matches aborted as the infrastructure's fault (unrated) and their ends
@@ -40,15 +43,16 @@ import ssl
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arena import open_files, runtime
 from arena.activity import MatchActivity
 from arena.cluster import ClusterNode, default_public_url
 from arena.errors import StartupError
+from arena.figures import ServerFigures
 from arena.leaderboard import Leaderboards
 from arena.leaderboard.notices import RatingNotices
-from arena.live.spectators import EventSink, SpectatorHub
+from arena.live.spectators import EventSink, RemoteFeeds, SpectatorHub
 from arena.live.viewer import add_viewer_routes
 from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
 from arena.net.api import ArenaApi
@@ -57,6 +61,7 @@ from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
 from arena.net.limits import LoginThrottle
 from arena.net.listener import Listener
+from arena.net.presence import Presence, Seats
 from arena.net.refusals import SUMMARY_EVERY_S as REFUSALS_EVERY_S
 from arena.net.refusals import Refusals
 from arena.net.signup import SignUp, SignUpLimits
@@ -64,11 +69,12 @@ from arena.net.websocket import WebSocketConnection
 from arena.play.clock import Clock, MonotonicClock
 from arena.play.guests import GuestLimits
 from arena.play.lobby import Lobby, TimeLimits
-from arena.play.match import ObserverGroup
-from arena.play.matchmaker import Matchmaker
+from arena.play.match import ObserverGroup, Spawn
+from arena.play.matchmaker import Matchmaker, PassWanted
 from arena.play.rated_openings import RatedOpenings
 from arena.play.referee import DEFAULT_GRACE_S
 from arena.play.registry import MatchRegistry
+from arena.ratings import DEFAULT_K, EloModel
 from arena.store import DEFAULT_URL, Store
 from arena.store.engine import is_sqlite
 from arena.store.health import HealthState, StoreHealth
@@ -100,7 +106,7 @@ class ArenaConfig:
     """Default per-move time for seeks and challenges (a request may name its own)."""
     bank_ms: int = 0
     grace_s: float = DEFAULT_GRACE_S
-    k_factor: float = 32.0
+    k_factor: float = DEFAULT_K
     hello_timeout_s: float = HELLO_TIMEOUT_S
     ping_interval_s: float = 5.0
     """Websocket pings measure each bot's round trip, credited back on its clock."""
@@ -170,8 +176,207 @@ class ArenaConfig:
         return context
 
 
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """The server's parts, as ``assemble`` built them (in this order)."""
+
+    store: Store
+    hub: SpectatorHub
+    activity: MatchActivity
+    presence: Presence
+    leaderboards: Leaderboards
+    notices: RatingNotices
+    registry: MatchRegistry
+    seats: Seats
+    lobby: Lobby
+    cluster: ClusterNode | None
+    matchmaker: Matchmaker
+    api: ArenaApi
+    gateway: Gateway
+    tournaments: TournamentService | None
+    figures: ServerFigures
+    metrics: ArenaMetrics
+
+
+class Tournaments(Protocol):
+    """Builds the tournament service from the parts it needs (``attach_tournaments``)."""
+
+    def __call__(
+        self,
+        store: Store,
+        registry: MatchRegistry,
+        lobby: Lobby,
+        seats: Seats,
+        *,
+        router: Router,
+        spawn: Spawn,
+        accepting: Callable[[], bool],
+    ) -> TournamentService:
+        """Create the scheduler, add its routes, start it."""
+        ...
+
+
+def assemble(
+    config: ArenaConfig,
+    store: Store,
+    *,
+    clock: Clock,
+    sink: EventSink | None,
+    spawn: Spawn,
+    router: Router,
+    crowd: Crowd,
+    refusals: Refusals,
+    loop_lag: runtime.LoopLag,
+    health: Callable[[], tuple[int, dict[str, Any]]],
+    remote: RemoteFeeds | None = None,
+    orphans_ended: Callable[[list[str]], None] | None = None,
+    tournaments: Tournaments | None = None,
+) -> Parts:
+    """Build the server's parts in dependency order, each given what it needs when made.
+
+    Nothing is set on a part after it is built: who is online is one table
+    (``Presence``) made before the parts that ask about it and filled by the
+    gateway, and the parts made before the matchmaker ask it for a pairing
+    pass through ``PassWanted``. The optional parts are passed in: ``sink``
+    (MQTT), ``remote`` and ``orphans_ended`` (the broker feed of the other
+    nodes' matches), ``tournaments``; the cluster node is made when
+    ``config`` allows several nodes on a database that can share.
+    Adds the parts' routes to ``router``.
+    """
+    hub = SpectatorHub(sink, config.spectator_buffer, remote=remote)
+    activity = MatchActivity()
+    presence = Presence()
+    pass_wanted = PassWanted()
+    leaderboards = Leaderboards(store, refresh_s=config.leaderboard_refresh_s, spawn=spawn)
+    notices = RatingNotices(
+        leaderboards, tell=presence.tell, spawn=spawn, is_online=presence.is_online
+    )
+    registry = MatchRegistry(
+        store,
+        observer=ObserverGroup(hub, leaderboards, notices, activity),
+        clock=clock,
+        spawn=spawn,
+        link_of=presence.link_of,
+        ratings=leaderboards,
+        match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
+        openings=(
+            RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)
+            if config.rated_openings
+            else None
+        ),
+        on_change=pass_wanted,
+    )
+    seats = Seats(presence, registry)
+    lobby = Lobby(has_capacity=seats.has_capacity, rng=random.Random(config.seed))
+    cluster = None
+    if config.allow_multi_node and not is_sqlite(store.engine):
+        cluster = ClusterNode(
+            store,
+            lobby,
+            registry,
+            link_of=presence.link_of,
+            has_capacity=seats.has_capacity,
+            spawn=spawn,
+            rng=random.Random(config.seed),
+            schedule=pass_wanted,
+            orphans_ended=orphans_ended,
+        )
+    matchmaker = Matchmaker(
+        lobby,
+        registry,
+        window_s=config.pairing_window_s,
+        spawn=spawn,
+        tell=presence.tell,
+        store_problem=lambda: None if store.health.ok else store.health.reason,
+        queue=None if cluster is None else cluster.queue,
+        wanted=pass_wanted,
+    )
+    api = ArenaApi(
+        store,
+        registry,
+        leaderboards,
+        is_online=presence.is_online,
+        health=health,
+        guest_opponents=seats.guest_opponents,
+    )
+    gateway = Gateway(
+        GatewayLimits(
+            hello_timeout_s=config.hello_timeout_s,
+            rate_per_s=config.rate_per_s,
+            rate_burst=config.rate_burst,
+            max_protocol_errors=config.max_protocol_errors,
+            spectator_queue_size=config.spectator_queue_size,
+            close_timeout_s=config.close_timeout_s,
+            spectator_idle_s=config.crowd.spectator_idle_s,
+            guests=config.guests,
+        ),
+        auth=store,
+        queries=api,
+        lobby=lobby,
+        matchmaker=matchmaker,
+        registry=registry,
+        hub=hub,
+        time_limits=config.time_limits,
+        clock=clock,
+        throttle=LoginThrottle(clock),
+        refusals=refusals,
+        presence=presence,
+        placement=None if cluster is None else cluster.placement,
+    )
+    api.add_routes(router)
+    SignUp(store, open_=config.registration == "open", limits=config.signup_limits).add_routes(
+        router
+    )
+    service = None
+    if tournaments is not None:
+        service = tournaments(
+            store,
+            registry,
+            lobby,
+            seats,
+            router=router,
+            spawn=spawn,
+            accepting=lambda: gateway.accepting,
+        )
+    figures = ServerFigures(
+        matches=registry,
+        gateway=gateway,
+        lobby=lobby,
+        crowd=crowd,
+        refusals=refusals,
+        activity=activity,
+        store=store,
+        loop_lag=loop_lag,
+    )
+    metrics = ArenaMetrics(figures)
+    metrics.add_routes(router)
+    return Parts(
+        store=store,
+        hub=hub,
+        activity=activity,
+        presence=presence,
+        leaderboards=leaderboards,
+        notices=notices,
+        registry=registry,
+        seats=seats,
+        lobby=lobby,
+        cluster=cluster,
+        matchmaker=matchmaker,
+        api=api,
+        gateway=gateway,
+        tournaments=service,
+        figures=figures,
+        metrics=metrics,
+    )
+
+
 class ArenaServer:
-    """The whole server; see the module docstring. Side effects are injectable."""
+    """The whole server; see the module docstring. Side effects are injectable.
+
+    ``sink`` (MQTT's events), ``remote`` and ``orphans_ended`` (several nodes'
+    broker feed) and ``health_extras`` (more ``/healthz`` fields, each a value
+    or a function called per request) are the optional parts ``ArenaApp`` plugs in.
+    """
 
     def __init__(
         self,
@@ -181,36 +386,29 @@ class ArenaServer:
         sink: EventSink | None = None,
         clock: Clock | None = None,
         router: Router | None = None,
+        remote: RemoteFeeds | None = None,
+        orphans_ended: Callable[[list[str]], None] | None = None,
+        health_extras: dict[str, Any] | None = None,
     ) -> None:
         self.config = config or ArenaConfig()
         self._store = store
         self._owns_store = store is None
         self._clock: Clock = clock or MonotonicClock()
+        self._sink = sink
+        self._remote = remote
+        self._orphans_ended = orphans_ended
         self.supervisor = Supervisor()
-        self.hub = SpectatorHub(sink, self.config.spectator_buffer)
-        self.activity = MatchActivity()
-        """Match start and end log lines, and the counts ``/metrics`` reports."""
-        self.metrics = ArenaMetrics(self)
         self.router = router or Router()
         add_viewer_routes(self.router)
-        self.lobby = Lobby(
-            has_capacity=lambda bot: self.gateway.has_capacity(bot),
-            rng=random.Random(self.config.seed),
-        )
-        self.health_extras: dict[str, Any] = {}
-        """Extra ``/healthz`` fields (e.g. the MQTT publisher's status) set by plug-ins."""
-        self._parts: tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi] | None = None
-        self._notices: RatingNotices | None = None
-        self.cluster: ClusterNode | None = None
-        """This server as a node of several (``allow_multi_node`` on PostgreSQL), once started."""
+        self.health_extras: dict[str, Any] = dict(health_extras or {})
+        """Extra ``/healthz`` fields (e.g. the MQTT publisher's status)."""
+        self._parts: Parts | None = None
         self._listener: Listener | None = None
         self._lag = runtime.LoopLag()
         self._unsubscribe: Callable[[], None] = lambda: None
         self._stopping = False
         self._stopped = asyncio.Event()
         self._started_at = time.time()
-        self.tournaments: TournamentService | None = None
-        """The tournament scheduler and its admin token, once started."""
         self.crowd = Crowd(self.config.crowd.max_per_address)
         """Open connections per client address (``arena.net.crowd``)."""
         self.refusals = Refusals()
@@ -226,24 +424,61 @@ class ArenaServer:
         return self._store
 
     @property
+    def parts(self) -> Parts:
+        """Every part, once started."""
+        if self._parts is None:
+            raise RuntimeError("the server is not started")
+        return self._parts
+
+    @property
+    def hub(self) -> SpectatorHub:
+        """The spectator feeds and the event sink."""
+        return self.parts.hub
+
+    @property
+    def activity(self) -> MatchActivity:
+        """Match start and end log lines, and the counts ``/metrics`` reports."""
+        return self.parts.activity
+
+    @property
+    def lobby(self) -> Lobby:
+        """The seeks and challenges."""
+        return self.parts.lobby
+
+    @property
     def registry(self) -> MatchRegistry:
         """The live matches."""
-        return self._started()[0]
+        return self.parts.registry
 
     @property
     def matchmaker(self) -> Matchmaker:
         """The pairing passes."""
-        return self._started()[1]
+        return self.parts.matchmaker
 
     @property
     def gateway(self) -> Gateway:
         """The connections and bots online."""
-        return self._started()[2]
+        return self.parts.gateway
 
     @property
     def api(self) -> ArenaApi:
         """The read-only queries and the JSON API."""
-        return self._started()[3]
+        return self.parts.api
+
+    @property
+    def metrics(self) -> ArenaMetrics:
+        """``/metrics`` and the log's summary line."""
+        return self.parts.metrics
+
+    @property
+    def cluster(self) -> ClusterNode | None:
+        """This server as a node of several (``allow_multi_node`` on PostgreSQL)."""
+        return None if self._parts is None else self._parts.cluster
+
+    @property
+    def tournaments(self) -> TournamentService | None:
+        """The tournament scheduler and its admin token, once started."""
+        return None if self._parts is None else self._parts.tournaments
 
     @property
     def loop_lag(self) -> runtime.LoopLag:
@@ -253,14 +488,12 @@ class ArenaServer:
     @property
     def leaderboards(self) -> Leaderboards:
         """The cached fitted leaderboards."""
-        return self._started()[3].leaderboards
+        return self.parts.leaderboards
 
     @property
     def rating_notices(self) -> RatingNotices:
         """What tells each rated match's players their rating after the refit."""
-        self._started()
-        assert self._notices is not None
-        return self._notices
+        return self.parts.notices
 
     @property
     def port(self) -> int:
@@ -268,11 +501,6 @@ class ArenaServer:
         if self._listener is None:
             raise RuntimeError("the server is not started")
         return self._listener.port
-
-    def _started(self) -> tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi]:
-        if self._parts is None:
-            raise RuntimeError("the server is not started")
-        return self._parts
 
     # Lifecycle --------------------------------------------------------------------
 
@@ -316,7 +544,7 @@ class ArenaServer:
             self._store = await Store.open(
                 config.db_url,
                 create=True,
-                k_factor=config.k_factor,
+                rating_model=EloModel(config.k_factor),
                 writer_process=config.db_writer_process,
                 journal_path=config.journal_path,
             )
@@ -329,25 +557,34 @@ class ArenaServer:
             if aborted:
                 log.warning("aborted %d matches left live by servers that are gone", aborted)
         store = self._store
-        self._parts = self._assemble(store)
-        self._unsubscribe = store.subscribe_health(self._store_health_changed)
-        _registry, _matchmaker, gateway, api = self._parts
-        api.add_routes(self.router)
-        SignUp(store, open_=config.registration == "open", limits=config.signup_limits).add_routes(
-            self.router
-        )
-        self.metrics.add_routes(self.router)
         # Imported here: the statistics behind tournaments take a while to import, and
         # every ``arena`` command imports this module.
         from arena.tournaments.service import attach_tournaments
 
-        self.tournaments = attach_tournaments(self)
+        parts = self._parts = assemble(
+            config,
+            store,
+            clock=self._clock,
+            sink=self._sink,
+            spawn=self.supervisor.spawn,
+            router=self.router,
+            crowd=self.crowd,
+            refusals=self.refusals,
+            loop_lag=self._lag,
+            health=self.health,
+            remote=self._remote,
+            orphans_ended=self._orphans_ended,
+            tournaments=attach_tournaments,
+        )
+        self._unsubscribe = store.subscribe_health(self._store_health_changed)
+        gateway = parts.gateway
+        # Every game's board before the first bot: pairing and live views use the one rating.
+        await parts.leaderboards.refresh_all()
         await listener.start()
-        if self.cluster is not None:
+        if parts.cluster is not None:
             tls = ssl_context is not None
             url = config.public_url or default_public_url(config.host, self.port, tls)
-            await self.cluster.start(url)
-            self.health_extras["cluster"] = self.cluster.status
+            await parts.cluster.start(url)
         self.supervisor.every(
             config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
         )
@@ -359,7 +596,7 @@ class ArenaServer:
 
         self.supervisor.every(config.login_recheck_s, recheck_logins, "login-recheck")
         if config.summary_interval_s > 0:
-            self.supervisor.every(config.summary_interval_s, self.metrics.summary, "summary")
+            self.supervisor.every(config.summary_interval_s, parts.metrics.summary, "summary")
         open_files.raise_limit()  # once start-up can no longer fail: errors stay one line
         runtime.gc_pauses.install()
         self._lag.start()
@@ -375,87 +612,6 @@ class ArenaServer:
         if self._store is not None and self._owns_store:
             await self._store.close()
             self._store = None
-
-    def _assemble(self, store: Store) -> tuple[MatchRegistry, Matchmaker, Gateway, ArenaApi]:
-        config = self.config
-        leaderboards = Leaderboards(
-            store, refresh_s=config.leaderboard_refresh_s, spawn=self.supervisor.spawn
-        )
-        notices = self._notices = RatingNotices(
-            leaderboards,
-            tell=lambda bot, message: self.gateway.tell(bot, message),
-            spawn=self.supervisor.spawn,
-            is_online=lambda bot: bot in self.gateway.bots,
-        )
-        registry = MatchRegistry(
-            store,
-            observer=ObserverGroup(self.hub, leaderboards, notices, self.activity),
-            clock=self._clock,
-            spawn=self.supervisor.spawn,
-            link_of=lambda bot: self.gateway.link_of(bot),
-            fitted=leaderboards.rating_of,
-            match_options={"grace_s": config.grace_s, "pace_s": config.pace_ms / 1000.0},
-            openings=(
-                RatedOpenings(store.bot_pair_histories, lambda g: balanced_suite(g).openings)
-                if config.rated_openings
-                else None
-            ),
-        )
-        cluster = None
-        if config.allow_multi_node and not is_sqlite(store.engine):
-            cluster = self.cluster = ClusterNode(
-                store,
-                self.lobby,
-                registry,
-                link_of=lambda bot: self.gateway.link_of(bot),
-                has_capacity=lambda bot: self.gateway.has_capacity(bot),
-                spawn=self.supervisor.spawn,
-                rng=random.Random(config.seed),
-            )
-        matchmaker = Matchmaker(
-            self.lobby,
-            registry,
-            window_s=config.pairing_window_s,
-            spawn=self.supervisor.spawn,
-            tell=lambda bot, message: self.gateway.tell(bot, message),
-            store_problem=lambda: None if store.health.ok else store.health.reason,
-            queue=None if cluster is None else cluster.queue,
-        )
-        if cluster is not None:
-            cluster.schedule = matchmaker.schedule
-        registry.on_change = matchmaker.schedule
-        api = ArenaApi(
-            store,
-            registry,
-            leaderboards,
-            is_online=lambda bot: bot in self.gateway.bots,
-            health=self.health,
-            guest_opponents=lambda: self.gateway.guest_opponents(),
-        )
-        gateway = Gateway(
-            GatewayLimits(
-                hello_timeout_s=config.hello_timeout_s,
-                rate_per_s=config.rate_per_s,
-                rate_burst=config.rate_burst,
-                max_protocol_errors=config.max_protocol_errors,
-                spectator_queue_size=config.spectator_queue_size,
-                close_timeout_s=config.close_timeout_s,
-                spectator_idle_s=config.crowd.spectator_idle_s,
-                guests=config.guests,
-            ),
-            auth=store,
-            queries=api,
-            lobby=self.lobby,
-            matchmaker=matchmaker,
-            registry=registry,
-            hub=self.hub,
-            time_limits=config.time_limits,
-            clock=self._clock,
-            throttle=LoginThrottle(self._clock),
-            refusals=self.refusals,
-            placement=None if cluster is None else cluster.placement,
-        )
-        return registry, matchmaker, gateway, api
 
     def serving(self) -> None:
         """Start-up is over (``arena serve`` has settled its heap): pauses count from now."""
@@ -474,7 +630,7 @@ class ArenaServer:
         if self._stopping or self._parts is None:
             conn.close(1001, "server shutting down")
             return
-        self.gateway.opened(conn)
+        self._parts.gateway.opened(conn)
 
     async def __aenter__(self) -> ArenaServer:
         await self.start()
@@ -495,12 +651,12 @@ class ArenaServer:
         self._stopping = True
         try:
             if self._parts is not None:
-                registry, matchmaker, gateway, _ = self._parts
-                matchmaker.stop()
-                gateway.accepting = False
-                registry.abort_all(reason)
-                await registry.wait_all(self.config.close_timeout_s)
-                await gateway.close_all(reason)
+                parts = self._parts
+                parts.matchmaker.stop()
+                parts.gateway.accepting = False
+                parts.registry.abort_all(reason)
+                await parts.registry.wait_all(self.config.close_timeout_s)
+                await parts.gateway.close_all(reason)
             if self._listener is not None:
                 self._listener.close()
             self._lag.stop()
@@ -532,25 +688,27 @@ class ArenaServer:
             "uptime_s": round(time.time() - self._started_at, 1),
         }
         if parts is not None:
-            registry, _, gateway, _ = parts
+            now = parts.figures.snapshot()
             body.update(
-                bots_online=len(gateway.bots),
-                connections=len(gateway.connections),
-                live_matches=len(registry),
-                spectators=sum(1 for c in gateway.connections if c.role == "spectator"),
-                seeks=len(self.lobby.seeks),
-                failed_logins=gateway.throttle.failed_total,
-                open_connections=self.crowd.open_total,
-                addresses_connected=self.crowd.addresses,
-                refused=dict(self.refusals.totals),
+                bots_online=now.bots_online,
+                connections=now.connections,
+                live_matches=now.live_matches,
+                spectators=now.spectators,
+                seeks=now.seeks,
+                failed_logins=now.failed_logins,
+                open_connections=now.open_connections,
+                addresses_connected=now.addresses_connected,
+                refused=now.refused,
                 gc=runtime.gc_pauses.status(),
-                loop_lag_ms=self._lag.status(),
+                loop_lag_ms=now.loop_lag_ms,
             )
         if store is not None and not store.ok:
             body["store"] = store.reason
             body["store_state"] = store.state.value
             body["store_since"] = store.since.isoformat()
         body.update({k: v() if callable(v) else v for k, v in self.health_extras.items()})
+        if parts is not None and parts.cluster is not None:
+            body["cluster"] = parts.cluster.status()
         return (200 if status == "ok" else 503), body
 
 

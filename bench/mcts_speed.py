@@ -4,7 +4,7 @@
 
 Simulations per second from the initial position, one worker each, median of
 ``--repeats`` runs (UCT c = sqrt(2), one random rollout per simulation, no
-solver), for connect4, tictactoe and uttt; then the 1-vs-2-worker scaling of
+solver), for connect4, tictactoe, uttt and othello; then the 1-vs-2-worker scaling of
 the pooled ``mcts`` strategy, and the kernels' compile time (cold cache, in a
 fresh process) apart from the search.
 """
@@ -31,6 +31,7 @@ OPENSPIEL_NAMES = {
     "connect4": "connect_four",
     "tictactoe": "tic_tac_toe",
     "uttt": "ultimate_tic_tac_toe",
+    "othello": "othello",
 }
 C = math.sqrt(2)
 
@@ -131,7 +132,7 @@ import time
 t0 = time.perf_counter()
 import bots.kernels as k
 t1 = time.perf_counter()
-for game in ("connect4", "tictactoe", "uttt"):
+for game in ("connect4", "tictactoe", "uttt", "othello"):
     k.warm_up(game, heavy=False)
     k.warm_up(game, heavy=True)
 t2 = time.perf_counter()

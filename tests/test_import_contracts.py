@@ -122,11 +122,6 @@ def test_protocol_imports_only_the_standard_library() -> None:
     assert bad == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="arena/store/accounts.py and arena/store/store.py import GUEST_ACCOUNT from"
-    " arena.play.guests; branch store33 removes that import",
-)
 def test_the_store_imports_nothing_from_play_net_or_live() -> None:
     bad = [
         str(found)

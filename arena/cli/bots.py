@@ -23,10 +23,9 @@ from arena.cli import remote
 from arena.cli.common import Subparsers, open_store
 from arena.cli.tables import format_table
 from arena.errors import ArenaError, BotExistsError, NoSuchBotError
-from arena.play.guests import GUEST_ACCOUNT
 from arena.provision import ensure_bot, read_token_file, write_private
 from arena.store import BotRecord, Store
-from arena.store.accounts import check_bot_name
+from arena.store.accounts import GUEST_ACCOUNT, check_bot_name
 from protocol.messages.values import BOT_NAME_RULE
 
 NAME_HELP = f"a bot name: {BOT_NAME_RULE}"

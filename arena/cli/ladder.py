@@ -53,7 +53,7 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
     ladder.add_argument(
         "--move-ms", type=whole_number(), default=10_000, help="a safety limit per move"
     )
-    ladder.add_argument("--openings", help="default: the game's 2-ply suite, if any")
+    ladder.add_argument("--openings", help="default: the game's balanced suite, if any")
     ladder.add_argument(
         "--concurrency", type=whole_number(), default=1, help="games at once (default 1)"
     )

@@ -10,7 +10,8 @@ The opponent is any strategy spec ``bots list`` shows (``bots play`` and
 ``arena-bot --strategy`` take the same text). The rules are the game's own
 (``protocol.games``): an illegal move is refused with the rules' reason and
 asked for again. Moves are typed as the protocol numbers them (connect4:
-the columns 0-6 written under the board). After each of the bot's moves the
+the columns 0-6 written under the board; the game's ``GameSpec.move_help``
+says it on screen). After each of the bot's moves the
 board is redrawn with what its search reported, the report a bot sends with
 its move in the arena (``bots.client.choosing.analysis_from``): simulations or
 nodes, the value for the bot, the most visited moves, and (MCTS) the top of
@@ -37,21 +38,13 @@ from arena.cli.common import Subparsers, whole_number
 from arena.errors import ArenaError
 from arena.live.watch import CLEAR, MARKS
 from protocol.errors import IllegalMoveError
-from protocol.games import GAMES, GameState, Outcome, Termination, new_game
+from protocol.games import GAMES, GameState, Outcome, Termination, game_spec, new_game
 from protocol.messages import TreeNode, principal_line
 from protocol.messages.search import children
 
 if TYPE_CHECKING:
     from bots import Strategy
     from protocol.messages import Analysis
-
-HOW_TO_MOVE: dict[str, str] = {
-    "connect4": "a column 0-6 (the numbers under the board)",
-    "tictactoe": "a cell 0-8, row by row: 0 1 2 / 3 4 5 / 6 7 8",
-    "uttt": "9 * board + cell, boards and cells 0-8 row by row",
-    "uttt-quick": "9 * board + cell, boards and cells 0-8 row by row",
-}
-"""What a move is, per game, in the protocol's numbering (``docs/protocol.md``)."""
 
 QUIT = ("q", "quit", "exit")
 BEST_MOVES_SHOWN = 3
@@ -123,8 +116,7 @@ def parse_move(text: str, state: GameState) -> int:
         move = int(text)
     except ValueError:
         raise IllegalMoveError(
-            f"{text!r} is not a move: type {HOW_TO_MOVE.get(state.name, 'a move number')}, "
-            "or q to quit"
+            f"{text!r} is not a move: type {game_spec(state.name).move_help}, or q to quit"
         ) from None
     state.check_move(move)
     return move
@@ -279,7 +271,7 @@ class Session:
             seats.reverse()
         lines = [
             f"{self.state.name}: {seats[0]} ({MARKS[0]}) vs {seats[1]} ({MARKS[1]})",
-            f"moves: {HOW_TO_MOVE.get(self.state.name, 'numbers')}; q to quit",
+            f"moves: {game_spec(self.state.name).move_help}; q to quit",
             "",
             self.state.render(),
             "",
@@ -297,4 +289,5 @@ class Session:
         if outcome.winner is None:
             return f"draw ({outcome.result})"
         who = "you win" if outcome.winner == self.human else "the bot wins"
-        return f"{who} ({outcome.result}, {outcome.termination.value})"
+        ending = game_spec(self.state.name).termination_text(outcome.termination)
+        return f"{who} ({outcome.result}, {ending})"

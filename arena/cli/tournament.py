@@ -14,8 +14,8 @@
 serve`` over its API (the admin file next to the database says where and
 with which token, see ``arena.tournaments.admin``); with no server running
 they change the database directly, and the next server picks it up.
-``list``, ``status`` and ``export`` read the database (``status`` asks the
-server first, which also knows the games in flight).
+``list``, ``status`` and ``export`` read the database (``list`` and ``status``
+ask the server first, which also knows the games in flight).
 """
 
 from __future__ import annotations
@@ -218,8 +218,20 @@ async def _change(db: str, tournament_id: int, action: str) -> int:
 
 async def _list(db: str) -> int:
     from arena.tournaments import storage
+    from arena.tournaments.standings import build_status, headline
 
-    rows = await _on_database(db, False, storage.list_tournaments)
+    async def listing(session: AsyncSession) -> list[dict[str, Any]]:
+        # As ``GET /api/tournaments`` lists them: each row with its leader or SPRT verdict.
+        rows = await storage.list_tournaments(session)
+        for row in rows:
+            row.update(headline(build_status(await storage.load_state(session, row["id"]))))
+        return rows
+
+    answer = await _ask_server(db, "GET", "/api/tournaments")
+    if answer is not None:
+        rows = answer[0]["tournaments"]
+    else:
+        rows = await _on_database(db, False, listing)
     print(format_listing(rows) if rows else "no tournaments")
     return 0
 

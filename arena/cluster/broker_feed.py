@@ -104,18 +104,16 @@ class BrokerFeed:
         self,
         url: str,
         *,
-        is_local: Callable[[str], bool],
-        result_committed: Callable[[str], None],
         publisher: MqttPublisher | None = None,
-        store: Store | None = None,
         buffer_size: int = DEFAULT_BUFFER_SIZE,
         client_id: str | None = None,
     ) -> None:
         self._address = topics.parse_broker_url(url)
-        self._is_local = is_local
-        self._result_committed = result_committed
+        # Given at ``start``: the spectator hub and the leaderboards are built with this feed.
+        self._is_local: Callable[[str], bool] = lambda _match_id: False
+        self._result_committed: Callable[[str], None] = lambda _game: None
         self._publisher = publisher
-        self._store = store
+        self._store: Store | None = None
         self._buffer_size = buffer_size
         self._client_id = client_id
         self._live: dict[str, _Feed] = {}
@@ -130,8 +128,22 @@ class BrokerFeed:
             log, f"the broker feed from {self._address.url}", level=logging.WARNING
         )
 
-    async def start(self) -> None:
-        """Connect and listen in the background (the arena runs without a broker too)."""
+    async def start(
+        self,
+        *,
+        is_local: Callable[[str], bool],
+        result_committed: Callable[[str], None],
+        store: Store | None = None,
+    ) -> None:
+        """Connect and listen in the background (the arena runs without a broker too).
+
+        ``is_local`` tells a match this node hosts (its events are not remote);
+        ``result_committed`` hears of another node's rated result; with ``store``
+        (and a publisher) the matches ``orphans_ended`` reports get their ends published.
+        """
+        self._is_local = is_local
+        self._result_committed = result_committed
+        self._store = store
         self._task = asyncio.get_running_loop().create_task(self._run(), name="broker-feed")
 
     async def stop(self) -> None:

@@ -37,7 +37,6 @@ import random
 from collections.abc import Callable
 
 from arena.cluster.channel import NodeChannel, notice
-from arena.cluster.placement import Directory
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.net.websocket import WebSocketConnection
 from arena.play.lobby import Lobby
@@ -72,6 +71,8 @@ class ClusterNode:
         has_capacity: Callable[[str], bool],
         spawn: Spawn,
         rng: random.Random,
+        schedule: Callable[[], None] = lambda: None,
+        orphans_ended: Callable[[list[str]], None] | None = None,
         sweep_s: float = nodes.HEARTBEAT_S,
     ) -> None:
         node_id = store.node_id
@@ -84,10 +85,9 @@ class ClusterNode:
         self._spawn = spawn
         self._sweep_s = sweep_s
         self.public_url = ""
-        self.directory = Directory(store.engine, node_id)
+        self.directory = store.directory(node_id)
         self.queue = SharedSeekQueue(
-            store.engine,
-            node_id,
+            store.seek_queue(node_id),
             lobby,
             has_capacity=has_capacity,
             playing=registry.playing,
@@ -98,10 +98,10 @@ class ClusterNode:
         )
         dsn = store.engine.url.set(drivername="postgresql")
         self.channel = NodeChannel(dsn.render_as_string(hide_password=False), node_id, self._heard)
-        self.orphans_ended: Callable[[list[str]], None] | None = None
+        self._orphans_ended = orphans_ended
         """Told the ids of the matches a sweep of this node ended."""
-        self.schedule: Callable[[], None] = lambda: None
-        """Asks for a pairing pass (``Matchmaker.schedule``), set once the matchmaker exists."""
+        self._schedule = schedule
+        """Asks for a pairing pass (``arena.play.matchmaker.PassWanted``)."""
         self._sweep_due = asyncio.Event()
         self._sweep_outage = database_outage(log, "the sweep for other nodes' orphan matches")
         self._refused: dict[str, str] = {}
@@ -220,7 +220,7 @@ class ClusterNode:
         while True:
             await asyncio.sleep(TICK_S)
             if self.queue.wants_pass(RETRY_S):
-                self.schedule()
+                self._schedule()
 
     async def _sweeps(self) -> None:
         while True:
@@ -238,5 +238,5 @@ class ClusterNode:
                 log.warning(
                     "ended %d matches of nodes that are gone: %s", len(ended), ", ".join(ended)
                 )
-                if self.orphans_ended is not None:
-                    self.orphans_ended(ended)
+                if self._orphans_ended is not None:
+                    self._orphans_ended(ended)

@@ -56,30 +56,29 @@ seek goes back into the queue (the host failed before it could tell).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.engine import Row
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from arena.play.lobby import Lobby, Pairing, Seek, closest_pairs
 from arena.play.match import Match
 from arena.store import database_outage
 from arena.store.records import Arrival
+from arena.store.seek_queue import (
+    NewSeek,
+    QueueRow,
+    SeekQueueConnection,
+    SeekQueueTable,
+    TakePlan,
+)
 from arena.store.tokens import new_match_id
 from protocol.messages import TimeControl
 
 log = logging.getLogger(__name__)
-
-QUEUE_LOCK = 0x4D435455
-"""The advisory lock that serializes pairing passes (one key for every node)."""
 
 REDIRECT_WAIT_S = 5.0
 """How long a seek another node took waits for its redirect before it is queued again."""
@@ -90,20 +89,8 @@ SNAPSHOT_MAX_AGE_S = 1.0
 MAX_SYNCS = 3
 """Syncs per pass at most: a pass whose pairs other passes took in between pairs again."""
 
-_SYNC = text(
-    "SELECT * FROM seek_queue_sync(:lock, :node, CAST(:withdrawn AS integer[]),"
-    " CAST(:moved AS integer[]), CAST(:moved_to AS boolean[]), CAST(:local AS integer[]),"
-    " CAST(:bot AS text[]), CAST(:game AS text[]), CAST(:move_ms AS integer[]),"
-    " CAST(:bank_ms AS integer[]), CAST(:rating AS double precision[]),"
-    " CAST(:movable AS boolean[]))"
-)
-_READ = text("SELECT * FROM seek_queue ORDER BY id")
 _NEW = 1 << 62
 """Added to the lobby order of a seek without a row when it pairs with rows: the newest."""
-_TAKE = text(
-    "SELECT * FROM seek_queue_take(:lock, :node, CAST(:first AS bigint[]),"
-    " CAST(:second AS bigint[]), CAST(:channel AS text[]), CAST(:payload AS text[]))"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +126,7 @@ class SharedSeekQueue:
 
     def __init__(
         self,
-        engine: AsyncEngine,
-        node_id: str,
+        table: SeekQueueTable,
         lobby: Lobby,
         *,
         has_capacity: Callable[[str], bool],
@@ -150,9 +136,8 @@ class SharedSeekQueue:
         on_started: Callable[[Match, RemoteSeat], None],
         arriving: Callable[[Arrival], None] = lambda arrival: None,
     ) -> None:
-        # Every statement of a pass is a transaction of its own: no BEGIN, no COMMIT.
-        self._engine = engine.execution_options(isolation_level="AUTOCOMMIT")
-        self.node_id = node_id
+        self._table = table
+        self.node_id = table.node_id
         self._lobby = lobby
         self._has_capacity = has_capacity
         self._playing = playing
@@ -167,7 +152,7 @@ class SharedSeekQueue:
         self._vanished: dict[int, float] = {}
         """Seeks whose row another node took, and when that was first seen."""
         self._remote: dict[Pairing, RemoteSeat] = {}
-        self._snapshot: asyncio.Task[Sequence[Row[Any]] | None] | None = None
+        self._snapshot: asyncio.Task[list[QueueRow] | None] | None = None
         """The queue as read while the pairing window ran (``prefetch``)."""
         self._snapshot_at = 0.0
         self._lock = asyncio.Lock()
@@ -209,7 +194,7 @@ class SharedSeekQueue:
             if time.monotonic() - self._snapshot_at > SNAPSHOT_MAX_AGE_S:
                 snapshot = None  # read for a pass that did not run (the store was failing)
             try:
-                async with self._engine.connect() as conn:
+                async with self._table.connect() as conn:
                     if snapshot is not None and (early := await self._early(conn, snapshot, busy)):
                         busy.update(bot for pairing in early for bot in pairing.players)
                         yield early + here
@@ -236,18 +221,17 @@ class SharedSeekQueue:
             if here:
                 yield here
 
-    async def _read_snapshot(self) -> Sequence[Row[Any]] | None:
+    async def _read_snapshot(self) -> list[QueueRow] | None:
         try:
-            async with self._engine.connect() as conn:
-                return (await conn.execute(_READ)).all()
+            return await self._table.read()
         except (OSError, SQLAlchemyError) as exc:
             log.debug("reading the queue during the window failed: %s", exc)
             return None
 
     async def _early(
         self,
-        conn: AsyncConnection,
-        snapshot: asyncio.Task[Sequence[Row[Any]] | None],
+        conn: SeekQueueConnection,
+        snapshot: asyncio.Task[list[QueueRow] | None],
         busy: set[str],
     ) -> list[Pairing]:
         """Take the pairs of this node's seeks with other nodes' that the queue as read
@@ -320,7 +304,7 @@ class SharedSeekQueue:
 
     # One pass -------------------------------------------------------------------------
 
-    async def _sync(self, conn: AsyncConnection, busy: set[str]) -> dict[int, _Row]:
+    async def _sync(self, conn: SeekQueueConnection, busy: set[str]) -> dict[int, _Row]:
         """Step 1: make this node's rows match its lobby (``_vanished`` is settled when the
         rows are read), and read the queue: every seek this node may pair."""
         local = {seek.order: seek for seek in self._lobby.seeks}
@@ -335,38 +319,26 @@ class SharedSeekQueue:
                 log.warning("seek of %s: no redirect came; queued again", local[order].bot)
                 del self._vanished[order]
                 written.pop(order, None)
-        new: list[tuple[Seek, bool]] = []
+        new: list[NewSeek] = []
         moved: list[tuple[int, bool]] = []
         for order, seek in local.items():
             movable = self._playing(seek.bot) == 0 and seek.bot not in busy
             if order not in written:
-                new.append((seek, movable))
+                tc = seek.time_control
+                row = NewSeek(
+                    order, seek.bot, seek.game, tc.move_ms, tc.bank_ms, seek.rating, movable
+                )
+                new.append(row)
                 written[order] = movable
             elif order not in self._vanished and written[order] != movable:
                 moved.append((order, movable))
                 written[order] = movable
-        result = await conn.execute(
-            _SYNC,
-            {
-                "lock": QUEUE_LOCK,
-                "node": self.node_id,
-                "withdrawn": withdrawn,
-                "moved": [order for order, _ in moved],
-                "moved_to": [movable for _, movable in moved],
-                "local": [seek.order for seek, _ in new],
-                "bot": [seek.bot for seek, _ in new],
-                "game": [seek.game for seek, _ in new],
-                "move_ms": [seek.time_control.move_ms for seek, _ in new],
-                "bank_ms": [seek.time_control.bank_ms for seek, _ in new],
-                "rating": [seek.rating for seek, _ in new],
-                "movable": [movable for _, movable in new],
-            },
-        )
+        result = await conn.sync(withdrawn, moved, new)
         self._inserted = written  # committed: the table holds these rows now
-        return self._rows(result.all(), written, busy, settle=True)
+        return self._rows(result, written, busy, settle=True)
 
     def _rows(
-        self, result: Sequence[Row[Any]], written: dict[int, bool], busy: set[str], settle: bool
+        self, result: Sequence[QueueRow], written: dict[int, bool], busy: set[str], settle: bool
     ) -> dict[int, _Row]:
         """The seeks of ``result`` this node may pair: its own, and the movable ones of other
         nodes. With ``settle`` (``result`` is the queue as of now), a seek of this node
@@ -419,7 +391,7 @@ class SharedSeekQueue:
         local = tuple(r.local_id for r in (ra, rb) if r.node_id == self.node_id)
         return _Planned(pairing, (ra.id, rb.id), remote, local)
 
-    async def _take(self, conn: AsyncConnection, planned: list[_Planned]) -> list[_Planned]:
+    async def _take(self, conn: SeekQueueConnection, planned: list[_Planned]) -> list[_Planned]:
         """Step 3: take the planned pairs whose rows are still there, with their notices
         (``pg_notify`` delivers when the take commits); the pairs taken."""
         notices = [
@@ -428,24 +400,15 @@ class SharedSeekQueue:
             else (None, None)
             for plan in planned
         ]
-        result = await conn.execute(
-            _TAKE,
-            {
-                "lock": QUEUE_LOCK,
-                "node": self.node_id,
-                "first": [plan.rows[0] for plan in planned],
-                "second": [plan.rows[1] for plan in planned],
-                "channel": [channel for channel, _ in notices],
-                "payload": [payload for _, payload in notices],
-            },
-        )
+        plans = [
+            TakePlan(plan.rows, None if plan.remote is None else plan.remote.bot, *notice)
+            for plan, notice in zip(planned, notices, strict=True)
+        ]
         taken = []
-        for index, bot_id, token_hash, created_at, ratings in result.all():
-            plan = planned[index - 1]  # PostgreSQL counts from 1
-            taken.append(plan)
-            if plan.remote is not None and bot_id is not None:  # None: not a registered bot
-                games = {game: float(r) for game, r in json.loads(ratings or "{}").items()}
-                self._arriving(Arrival(plan.remote.bot, bot_id, token_hash, created_at, games))
+        for index, arrival in await conn.take(plans):
+            taken.append(planned[index])
+            if arrival is not None:
+                self._arriving(arrival)
         return taken
 
     def _apply(self, planned: list[_Planned]) -> list[Pairing]:

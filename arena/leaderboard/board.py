@@ -34,6 +34,9 @@ WEIGHTS: Weights = "games"
 """The board's level: the games-weighted mean rating of the main group is 1500, so a
 newcomer with a few games neither moves everyone nor widens everyone's interval."""
 
+UNRATED = 1500.0
+"""The rating of a bot not on a board (no rated game yet): the level of the main group."""
+
 
 @dataclass(frozen=True, eq=False)
 class Board:
@@ -198,6 +201,7 @@ def group_note(group: int, games: int) -> str | None:
 def head_to_head(board: Board, a: str, b: str) -> HeadToHead:
     """``a`` against ``b`` on ``board``: W/D/L, ``elo_interval`` and the fitted difference."""
     from arena.stats import elo_interval
+
     wins, draws, losses = board.record(a, b)
     interval = elo_interval((losses, draws, wins)) if wins + draws + losses else None
     return HeadToHead(board.game, a, b, wins, draws, losses, interval, board.difference(a, b))

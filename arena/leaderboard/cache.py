@@ -33,11 +33,12 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena.leaderboard.board import Board, build_board
+from arena.leaderboard.board import UNRATED, Board, build_board
 from arena.play.lobby import check_game
 from arena.play.match import Match
 from arena.store import LeaderboardRow, database_outage
 from arena.store.queries import PairCell
+from protocol.games import GAMES
 from protocol.messages import Analysis, MatchEnd, Moved
 
 log = logging.getLogger(__name__)
@@ -146,15 +147,36 @@ class Leaderboards:
         self._schedule(game, slot)
         return await waiter
 
-    def rating_of(self, bot: str, game: str) -> float | None:
-        """``bot``'s rating on the board last built for ``game``; None if not on it (or none)."""
-        board = self.cached(game)
-        if board is None:
+    def rating_now(self, bot: str, game: str) -> float | None:
+        """``bot``'s rating for pairing and live views, without waiting: its rating on
+        ``game``'s board (``UNRATED`` when it is not on it); None before the first build.
+
+        A board older than ``max_age_s`` gets a rebuild scheduled (results committed by
+        another process), so the lookups keep the board current even if nobody reads it.
+        """
+        slot = self._slots.get(game)
+        if slot is None or slot.board is None:
             return None
+        if self._clock() - slot.started >= self._max_age_s:
+            slot.dirty = True
+            self._schedule(game, slot)
         try:
-            return board.shown.get(bot).rating
+            return slot.board.shown.get(bot).rating
         except KeyError:
-            return None
+            return UNRATED
+
+    async def rating(self, bot: str, game: str) -> float:
+        """``rating_now``, after waiting for ``game``'s first board when it has none yet.
+
+        The one rating from the first game on: the server builds every board at start
+        (``refresh_all``), so this waits only if that build failed or is still running.
+        """
+        rating = self.rating_now(bot, game)
+        if rating is None:
+            await self.board(game)
+            rating = self.rating_now(bot, game)
+            assert rating is not None
+        return rating
 
     def listen(self, callback: Callable[[Board], None]) -> None:
         """Call ``callback(board)`` with every board built from now on, and the cached ones now.
@@ -272,8 +294,16 @@ class Leaderboards:
                 level = logging.DEBUG if self._outage.active else logging.WARNING
                 log.log(level, "leaderboard of %s not rebuilt", game, exc_info=True)
 
-    async def refresh_all(self, games: Sequence[str]) -> None:
-        """Build the boards of ``games`` now (at start, so listeners have every board)."""
+    async def refresh_all(self, games: Sequence[str] = GAMES) -> None:
+        """Build the boards of ``games`` now: at start, so that pairing, live views and
+        listeners have every game's board before the first request or result.
+
+        A game whose build fails is logged (a database outage is) and built on first use.
+        """
         for game in games:
             slot = self._slots.setdefault(game, _Slot())
-            await self._build(game, slot)
+            try:
+                await self._build(game, slot)
+            except Exception:
+                level = logging.DEBUG if self._outage.active else logging.WARNING
+                log.log(level, "leaderboard of %s not built at start", game, exc_info=True)

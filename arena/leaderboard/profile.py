@@ -35,6 +35,7 @@ from arena.store import BotRecord, MatchSummary
 from arena.store.analysis import AccuracyCounts
 from arena.store.queries import BotResult
 from protocol.games import GAMES
+from protocol.games.base import winner_score
 
 if TYPE_CHECKING:
     from arena.stats.rating_path import PathPoint
@@ -206,7 +207,7 @@ def _match_json(match: MatchSummary, name: str) -> dict[str, Any]:
     seat = 0 if match.players[0] == name else 1
     score = None
     if match.status == "finished":
-        score = 0.5 if match.winner is None else float(match.winner == seat)
+        score = winner_score(match.winner, seat)
     data = dataclasses.asdict(match)
     data["opponent"] = match.players[1 - seat]
     data["score"] = score

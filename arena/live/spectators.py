@@ -115,7 +115,12 @@ class _Feed:
 class SpectatorHub:
     """Fans match events out to spectators and the event sink; see the module docstring."""
 
-    def __init__(self, sink: EventSink | None = None, buffer_size: int = DEFAULT_BUFFER_SIZE):
+    def __init__(
+        self,
+        sink: EventSink | None = None,
+        buffer_size: int = DEFAULT_BUFFER_SIZE,
+        remote: RemoteFeeds | None = None,
+    ):
         self._sink: EventSink = sink or NullSink()
         # With no sink, an event that no watcher is sent need not be built (``_Feed``).
         self._publishing = not isinstance(self._sink, NullSink)
@@ -125,7 +130,7 @@ class SpectatorHub:
         self._watch_all: set[Watcher] = set()
         self._watch_remote: set[Watcher] = set()
         """Watchers of other nodes' matches (until they unwatch everything)."""
-        self.remote: RemoteFeeds | None = None
+        self.remote = remote
         """Other nodes' matches (several nodes only)."""
 
     # MatchObserver ------------------------------------------------------------------

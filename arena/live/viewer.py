@@ -11,6 +11,8 @@ router of ``arena.http``::
                                      loads play.js on this path, plus your moves)
     /tournaments[/<id>] tournament.html (the tournaments; one live: tables, SPRT chart)
     /static/<path>      any file below arena/static with a known type
+    /static/js/games.js the registered games, their board modules and ending words:
+                        made from ``protocol.games`` (``games_module``), not a file
 
 The pages are plain HTML with ES modules, no build step; everything dynamic
 comes from the JSON API and the spectator websocket on the same port.
@@ -28,13 +30,16 @@ and revalidate it, getting ``304 Not Modified`` while the file is unchanged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
 from arena.net.http import HttpRequest, HttpResponse, Router
+from protocol.games import game_specs
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 """Where the viewer's files live (inside the installed package)."""
@@ -74,6 +79,8 @@ PLAY_PAGE_PATTERN = r"/play/[^/]{1,256}"
 _PLAY_PAGE = re.compile(PLAY_PAGE_PATTERN)
 _TOURNAMENT_PAGE = re.compile(r"/tournaments(?:/[0-9]{1,9})?")
 _STATIC_PREFIX = "/static/"
+GAMES_MODULE = "/static/js/games.js"
+"""The generated module of the registered games (``games_module``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,16 +132,46 @@ def resolve_static_path(relative: str, root: Path = STATIC_DIR) -> Path | None:
     return resolved
 
 
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+
+
 def _read(path: Path) -> _Cached:
     """The file's bytes and ETag, re-read only when its size or modification time changed."""
     stat = path.stat()
     cached = _cache.get(path)
     if cached is None or (cached.mtime_ns, cached.size) != (stat.st_mtime_ns, stat.st_size):
         body = path.read_bytes()
-        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
-        cached = _Cached(stat.st_mtime_ns, stat.st_size, body, etag)
+        cached = _Cached(stat.st_mtime_ns, stat.st_size, body, _etag(body))
         _cache[path] = cached
     return cached
+
+
+def games_module() -> str:
+    """The JavaScript module ``GAMES_MODULE``: each registered game's name, board module
+    (``boards/BOARD.js``) and words for the endings its rules decide, in registry order.
+
+    The viewer's game list is the registry's, so a new game needs no list edited
+    in JavaScript: only its board module.
+    """
+    games = [
+        {
+            "name": spec.name,
+            "board": spec.board,
+            "terminations": {end.value: words for end, words in spec.terminations.items()},
+        }
+        for spec in game_specs()
+    ]
+    return (
+        "// The registered games (protocol.games): made by the arena's viewer.py, not a file.\n"
+        f"export const GAMES = {json.dumps(games, indent=2)};\n"
+    )
+
+
+@functools.cache
+def _games_module() -> _Cached:
+    body = games_module().encode()
+    return _Cached(0, len(body), body, _etag(body))
 
 
 def _etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -150,6 +187,8 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
     ``if_none_match`` is the request's ``If-None-Match`` header: when it names
     the current ETag the answer is an empty ``304``.
     """
+    if path == GAMES_MODULE:
+        return _answer(_games_module(), ".js", if_none_match)
     if path in _PAGES:
         file: Path | None = STATIC_DIR / _PAGES[path]
     elif _MATCH_PAGE.fullmatch(path) or _PLAY_PAGE.fullmatch(path):
@@ -167,14 +206,18 @@ def static_response(path: str, if_none_match: str | None = None) -> StaticRespon
         return None
     if file is None or not file.is_file():
         return None
-    cached = _read(file)
-    content_type = CONTENT_TYPES[file.suffix.lower()]
+    return _answer(_read(file), file.suffix.lower(), if_none_match)
+
+
+def _answer(cached: _Cached, suffix: str, if_none_match: str | None) -> StaticResponse:
+    """The response with ``cached``'s body, or ``304`` when ``if_none_match`` names it."""
+    content_type = CONTENT_TYPES[suffix]
     headers = {
         "Cache-Control": CACHE_CONTROL,
         "ETag": cached.etag,
         "X-Content-Type-Options": "nosniff",
     }
-    if file.suffix.lower() == ".html":
+    if suffix == ".html":
         headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
         headers["Referrer-Policy"] = "same-origin"
     if _etag_matches(if_none_match, cached.etag):

@@ -90,7 +90,7 @@ class ArenaApi:
             item: dict[str, Any] = to_jsonable(summary)
             match = live.get(summary.id)
             if match is not None:
-                item.update(ply=match.referee.state.ply, position=match.referee.position)
+                item.update(ply=match.ply, position=match.position)
             matches.append(item)
         last = page[-1] if len(found) > query.limit else None
         return {

@@ -1,6 +1,7 @@
 """The gateway: what each websocket connection may say, from its hello to its close.
 
-The gateway owns the connections and the bots online. A connection must
+The gateway owns the connections, and keeps the table of who is online
+(``arena.net.presence``) current. A connection must
 send a valid ``hello`` within ``hello_timeout_s``; a bot proves its token
 (failed logins are logged and throttled per address, ``LoginThrottle``), a
 spectator needs none. A second connection of the same bot replaces the
@@ -46,6 +47,7 @@ from arena.net.crowd import SPECTATOR_IDLE_S, idle
 from arena.net.inorder import InOrder
 from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
+from arena.net.presence import Presence
 from arena.net.refusals import Refusals
 from arena.net.requests import Queries, Requests
 from arena.net.websocket import Data, WebSocketConnection
@@ -120,10 +122,6 @@ class Authenticator(Revoker, Protocol):
         """The bot's record when ``token`` is its token and it is active, else None."""
         ...
 
-    def cached_rating(self, bot: str, game: str) -> tuple[bool, float | None]:
-        """``(True, rating)`` when the rating is cached, else ``(False, None)``."""
-        ...
-
 
 class _Close(Exception):
     """The connection must be closed with ``close_code`` after an ``error``."""
@@ -170,6 +168,7 @@ class Gateway:
         clock: Clock,
         throttle: LoginThrottle,
         refusals: Refusals,
+        presence: Presence,
         placement: Callable[[str], Awaitable[Redirect | None]] | None = None,
     ) -> None:
         self.limits = limits
@@ -182,13 +181,15 @@ class Gateway:
         self._refusals = refusals
         self._placement = placement
         """Several nodes: a bot whose match another node hosts is redirected there."""
-        self.bots: dict[str, WebSocketConnection] = {}
+        self.presence = presence
+        """Who is online: the tables below are its own, kept current here."""
+        self.bots = presence.bots
         """The bots online, by name."""
-        self.guest_games: dict[str, frozenset[str]] = {}
+        self.guest_games = presence.guest_games
         """The games each bot online accepts guest challenges in (absent: none)."""
-        self.guests: dict[str, WebSocketConnection] = {}
+        self.guests = presence.guests
         """The guests connected, by the name the gateway gave them."""
-        self.max_matches: dict[str, int] = {}
+        self.max_matches = presence.max_matches
         self.logins = Logins(auth)
         """What each bot online logged in with, to close those no longer allowed."""
         self.connections: set[WebSocketConnection] = set()
@@ -200,7 +201,7 @@ class Gateway:
         self.requests = Requests(
             bots=self.bots,
             guest_games=self.guest_games,
-            tell=self.tell,
+            tell=presence.tell,
             accepting=lambda: self.accepting,
             queries=queries,
             lobby=lobby,
@@ -239,29 +240,9 @@ class Gateway:
         conn.deliver_to(session.inbox.put)
         log.debug("connection from %s", conn.remote)
 
-    def link_of(self, bot: str) -> WebSocketConnection | None:
-        """The connection of ``bot`` (or of a guest) while it is online."""
-        return self.bots.get(bot) or self.guests.get(bot)
-
-    def has_capacity(self, bot: str) -> bool:
-        """True when ``bot`` is online and plays fewer than its ``max_matches`` (a guest: 1)."""
-        if bot in self.bots:
-            return self._registry.playing(bot) < self.max_matches.get(bot, 1)
-        return bot in self.guests and self._registry.playing(bot) == 0
-
     def tell(self, bot: str, message: ServerMessage) -> None:
         """Send ``message`` to ``bot`` (or a guest) if it is online."""
-        conn = self.bots.get(bot) or self.guests.get(bot)
-        if conn is not None:
-            conn.send(message)
-
-    def guest_opponents(self) -> list[dict[str, object]]:
-        """The bots online that accept guests: name, games, and whether a seat is free now."""
-        return [
-            {"bot": bot, "games": sorted(games), "busy": not self.has_capacity(bot)}
-            for bot, games in sorted(self.guest_games.items())
-            if games and bot in self.bots
-        ]
+        self.presence.tell(bot, message)
 
     def ping_all(self, timeout_s: float) -> None:
         """Ping every connection; close those whose last ping went unanswered too long."""
@@ -395,10 +376,10 @@ class Gateway:
             # server like a move, so it must never be refused as a flood.
             session.bucket.refund()
         if type(message) is Seek:
-            # On the spot once the bot's rating is cached (every seek after its first).
+            # On the spot once the game's board is built (the server builds it at start).
             assert conn.name is not None
-            known, rating = self._auth.cached_rating(conn.name, message.game)
-            if known:
+            rating = self._registry.rating_now(conn.name, message.game)
+            if rating is not None:
                 try:
                     self.requests.seek(conn.name, message, rating)
                 except ProtocolError as exc:

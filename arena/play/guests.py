@@ -14,13 +14,11 @@ import secrets
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from arena.store.accounts import GUEST_ACCOUNT
 from protocol.messages import TimeControl
 
 if TYPE_CHECKING:
     from arena.play.lobby import TimeLimits
-
-GUEST_ACCOUNT = "guest"
-"""The account every guest's matches are recorded under; no bot can be registered as it."""
 
 GUEST_PREFIX = "guest."
 """How a guest's live name starts (``guest.3f9a1c``)."""

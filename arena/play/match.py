@@ -247,6 +247,31 @@ class Match:
         """True once the referee has decided the ending (it may still be being committed)."""
         return self.referee.ending is not None
 
+    @property
+    def rated(self) -> bool:
+        """Whether the match counts for ratings (as the referee was told at the start)."""
+        return self.referee.rated
+
+    @property
+    def ply(self) -> int:
+        """How many moves have been played."""
+        return self.referee.state.ply
+
+    @property
+    def position(self) -> str:
+        """The current position in the game's wire encoding."""
+        return self.referee.position
+
+    @property
+    def ending(self) -> Ending | None:
+        """The referee's decided ending (None while the match is being played)."""
+        return self.referee.ending
+
+    @property
+    def end(self) -> MatchEnd | None:
+        """The committed ``match_end`` (None until the ending is committed)."""
+        return self.referee.end
+
     # The referee's outlet -------------------------------------------------------
 
     def send(self, player: int, message: ServerMessage) -> None:

@@ -54,6 +54,23 @@ class SeekQueue(Protocol):
         ...
 
 
+class PassWanted:
+    """Asks for a pairing pass: fired by the parts built before the matchmaker (a match
+    end in the registry, a seek heard by another node), heard by the matchmaker."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Callable[[], None]] = []
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` each time a pass is asked for."""
+        self._listeners.append(listener)
+
+    def __call__(self) -> None:
+        """Ask for a pass."""
+        for listener in self._listeners:
+            listener()
+
+
 class Matchmaker:
     """Runs pairing passes over ``lobby`` and starts their matches in ``registry``."""
 
@@ -67,6 +84,7 @@ class Matchmaker:
         tell: Callable[[str, ServerMessage], None],
         store_problem: Callable[[], str | None] = lambda: None,
         queue: SeekQueue | None = None,
+        wanted: PassWanted | None = None,
     ) -> None:
         self._lobby = lobby
         self._registry = registry
@@ -79,6 +97,8 @@ class Matchmaker:
         self._stopped = False
         self._told: set[str] = set()
         """Seekers told about the current store outage."""
+        if wanted is not None:
+            wanted.listen(self.schedule)
 
     def schedule(self) -> None:
         """Run a pairing pass after the window, unless one is already due."""

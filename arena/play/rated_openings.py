@@ -15,8 +15,9 @@ as tournaments play them:
   their names, so different pairs do not all start on the same line), with
   the colours the lobby drew.
 
-A game without a suite (tic-tac-toe, Othello) keeps the initial position;
-its return games still swap colours. Once two bots have played every opening of the
+A game whose registration names no balanced suite (``protocol.games.GameSpec.
+balanced_suite``; tic-tac-toe) keeps the initial position; its return games
+still swap colours. Once two bots have played every opening of the
 suite both ways, the suite starts over. The history comes from the store
 (``arena.store.pair_history``): all of a bot's pairs at once, the first time
 it is paired after start-up, then from a bounded cache this chooser keeps

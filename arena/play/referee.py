@@ -431,7 +431,12 @@ class Referee:
         )
 
     def _ending_by_rules(self, outcome: Outcome) -> Ending:
-        if outcome.winner is None:
+        if self.game == "othello":  # decided on the disc count when nobody can move
+            if outcome.winner is None:
+                reason = "draw: no move left, equal discs"
+            else:
+                reason = f"no move left: {self.players[outcome.winner]} has more discs"
+        elif outcome.winner is None:
             reason = "draw: the board is full"
         else:
             reason = f"{self.players[outcome.winner]} completed a line"

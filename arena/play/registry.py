@@ -22,24 +22,30 @@ from arena.play.guests import is_guest, recorded_name
 from arena.play.lobby import Pairing
 from arena.play.match import Match, MatchObserver, MatchRecorder, PlayerLink, Spawn
 from arena.play.rated_openings import RatedOpenings
+from arena.ratings import DEFAULT_RATING
 from protocol.errors import ProtocolError
 from protocol.messages import ErrorCode
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RATING = 1500.0
-"""A bot's rating for pairing and display before its first rated game."""
-
 RECENTLY_FINISHED = 1024
 """Finished match ids remembered to answer late moves with ``match_over``."""
 
 
+class Ratings(Protocol):
+    """Each bot's one rating: its leaderboard rating (``arena.leaderboard.Leaderboards``)."""
+
+    def rating_now(self, bot: str, game: str) -> float | None:
+        """``bot``'s rating in ``game`` without waiting; None before the game's first board."""
+        ...
+
+    async def rating(self, bot: str, game: str) -> float:
+        """``bot``'s rating in ``game``, waiting for the game's first board if need be."""
+        ...
+
+
 class MatchStore(MatchRecorder, Protocol):
     """What the registry needs from the store besides recording."""
-
-    async def rating_hint(self, bot: str, game: str) -> float | None:
-        """The bot's current rating in ``game`` (None before its first rated game)."""
-        ...
 
     async def open_match(
         self,
@@ -71,10 +77,11 @@ class MatchRegistry:
         link_of: Callable[[str], PlayerLink | None],
         match_options: dict[str, Any] | None = None,
         openings: RatedOpenings | None = None,
-        fitted: Callable[[str, str], float | None] | None = None,
+        ratings: Ratings,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         self._store = store
-        self._fitted = fitted
+        self._ratings = ratings
         self._observer = observer
         self._clock = clock
         self._spawn = spawn
@@ -87,7 +94,7 @@ class MatchRegistry:
         self._recently_finished: deque[str] = deque(maxlen=RECENTLY_FINISHED)
         self._all_done = asyncio.Event()
         self._all_done.set()
-        self.on_change: Callable[[], None] | None = None
+        self._on_change = on_change
         """Called after a match ends (so pairing can run again for its bots)."""
 
     def __len__(self) -> int:
@@ -114,16 +121,17 @@ class MatchRegistry:
         return self._playing[bot]
 
     async def rating(self, bot: str, game: str) -> float:
-        """``bot``'s rating for pairing and display: its leaderboard rating when the board
-        is built (``fitted(bot, game)``), else the store's hint, else the starting rating."""
+        """``bot``'s rating for pairing and display: its leaderboard rating (``ratings``)."""
         if is_guest(bot):
             return DEFAULT_RATING  # never looked up: a guest has no rating, nor is shown one
-        if self._fitted is not None:
-            shown = self._fitted(bot, game)
-            if shown is not None:
-                return shown
-        rating = await self._store.rating_hint(bot, game)
-        return DEFAULT_RATING if rating is None else rating
+        return await self._ratings.rating(bot, game)
+
+    def rating_now(self, bot: str, game: str) -> float | None:
+        """``rating`` without waiting (a seek is queued on the spot); None before the game's
+        first board is built."""
+        if is_guest(bot):
+            return DEFAULT_RATING
+        return self._ratings.rating_now(bot, game)
 
     async def prepare(self, pairings: Sequence[Pairing]) -> None:
         """Before ``start``-ing ``pairings`` (rated, one after the other): read what their
@@ -217,5 +225,5 @@ class MatchRegistry:
                     del self._by_bot[bot]
         if not self._matches:
             self._all_done.set()
-        if self.on_change is not None:
-            self.on_change()
+        if self._on_change is not None:
+            self._on_change()

@@ -9,7 +9,6 @@ or pinned to a named anchor bot.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple
@@ -18,14 +17,11 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
-from arena.ratings import DEFAULT_RATING
+from arena.ratings import DEFAULT_RATING, ELO_PER_LOG_ODDS
 from arena.stats.bradley_terry import IntArray, PairGames, Strengths, fit_strengths
 from arena.stats.counts import FloatArray
 from arena.stats.elo import Z95
 from arena.stats.ranks import MAX_CI95, MIN_GAMES, is_provisional, rank_ranges
-
-ELO_PER_LOG_ODDS = 400.0 / math.log(10.0)
-"""Elo points per unit of natural log-odds (173.7...)."""
 
 PRIOR_SD = 1000.0
 """Spread (Elo) of the Gaussian prior on each rating: weak, but it keeps every rating finite."""

@@ -26,11 +26,11 @@ from scipy.optimize import brentq
 from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
+from arena.ratings import ELO_PER_LOG_ODDS
 from arena.stats.bradley_terry import PairGames, with_covariance
 from arena.stats.counts import FloatArray
 from arena.stats.elo import Z95
 from arena.stats.rating_fit import (
-    ELO_PER_LOG_ODDS,
     PairResult,
     RatingFit,
     report_ratings,

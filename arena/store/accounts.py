@@ -2,7 +2,7 @@
 
 ``AccountStore`` (a base of ``Store``) keeps only a hash of each token
 (``arena.store.tokens``). Names follow ``BOT_NAME_RULE``; the guest account
-(``arena.play.guests.GUEST_ACCOUNT``), where guests' matches are recorded,
+(``GUEST_ACCOUNT``), where guests' matches are recorded,
 is created on first use and never gets a token anyone is told.
 """
 
@@ -17,13 +17,15 @@ from sqlalchemy import CursorResult, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from arena.errors import BotExistsError, InvalidBotNameError, NoSuchBotError
-from arena.play.guests import GUEST_ACCOUNT
 from arena.store import queries
 from arena.store.core import StoreCore
 from arena.store.models import Bot
 from arena.store.records import BotRecord
 from arena.store.tokens import hash_token, new_token
 from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
+
+GUEST_ACCOUNT = "guest"
+"""The account every guest's matches are recorded under; no bot can be registered as it."""
 
 _NAMES_PER_READ = 500
 """Bot names per ``IN (...)`` list: well under SQLite's limit on bound parameters."""

@@ -32,6 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.errors import MatchAlreadyFinishedError, NoSuchMatchError, StoreError
+from arena.ratings import RatingModel
 from arena.store.dialect import insert_ignoring_duplicates, table_of
 from arena.store.models import Bot, Match, Move, RatingHistory
 from arena.store.queries import utc
@@ -106,10 +107,10 @@ class PlainBatch:
 
 
 class BatchSql:
-    """Writes ``PlainBatch``es for one dialect and K-factor."""
+    """Writes ``PlainBatch``es for one dialect and rating model."""
 
-    def __init__(self, dialect_name: str, k_factor: float) -> None:
-        self.k_factor = k_factor
+    def __init__(self, dialect_name: str, rating_model: RatingModel) -> None:
+        self.rating_model = rating_model
         self._postgres = dialect_name == "postgresql"
         self._matches = table_of(Match)
         self._insert_matches = insert_ignoring_duplicates(Match, dialect_name)
@@ -236,7 +237,7 @@ class BatchSql:
             if result.rowcount >= 0 and result.rowcount != len(claims):
                 raise StoreError(f"claimed {result.rowcount} of {len(claims)} live matches")
         if rated:
-            changes = rate_matches(session, [r for _, r in rated], self.k_factor)
+            changes = rate_matches(session, [r for _, r in rated], self.rating_model)
             for (index, r), match_changes in zip(rated, changes, strict=True):
                 outcomes[index] = (r.game, match_changes)
         return outcomes

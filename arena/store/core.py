@@ -26,7 +26,7 @@ from typing import Any, Self
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from arena.errors import EndNotCommittedError, StoreError
-from arena.ratings import DEFAULT_K
+from arena.ratings import DEFAULT_MODEL, RatingModel
 from arena.store import lease, nodes
 from arena.store.batch_sql import BatchSql
 from arena.store.engine import BEGIN_OPTION, is_sqlite
@@ -50,7 +50,7 @@ class StoreCore:
         engine: AsyncEngine,
         journal: RecoveryJournal,
         *,
-        k_factor: float = DEFAULT_K,
+        rating_model: RatingModel = DEFAULT_MODEL,
         flush_interval: float = 0.05,
         flush_batch: int = 512,
         finish_delay: float = 0.02,
@@ -59,7 +59,8 @@ class StoreCore:
         writer: WriterProcess | None = None,
     ) -> None:
         self.engine = engine
-        self.k_factor = k_factor
+        self.rating_model = rating_model
+        """How a result changes ratings: given, never computed here."""
         self.url = mask_url(engine.url)
         """The database URL, password masked."""
         self.journal = journal
@@ -71,7 +72,7 @@ class StoreCore:
         self._write_gate: AbstractAsyncContextManager[Any] = (
             asyncio.Lock() if sqlite else contextlib.nullcontext()
         )
-        self._sql = BatchSql(engine.dialect.name, k_factor)
+        self._sql = BatchSql(engine.dialect.name, rating_model)
         self._writer = writer
         self._buffer = MoveBuffer(
             self._write_batch,

@@ -49,6 +49,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from arena.errors import RecoveryJournalError
+from arena.ratings import RatingModel
 from arena.store.batch_sql import BatchSql, PlainBatch
 from arena.store.health import Pending, describe_failure
 
@@ -299,14 +300,14 @@ class RecoveryJournal:
         return True
 
 
-async def replay(journal: RecoveryJournal, engine: AsyncEngine, k_factor: float) -> None:
+async def replay(journal: RecoveryJournal, engine: AsyncEngine, rating_model: RatingModel) -> None:
     """Commit every journal file's content, then delete the file; raises ``RecoveryJournalError``.
 
     Each session commits in its own transaction; a file is deleted only once
     all of its sessions have committed (a failure leaves it whole, and a
     second replay of what did commit changes nothing).
     """
-    sql = BatchSql(engine.dialect.name, k_factor)
+    sql = BatchSql(engine.dialect.name, rating_model)
     sessions = async_sessionmaker(engine, expire_on_commit=False)
     while True:
         try:

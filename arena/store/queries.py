@@ -21,6 +21,7 @@ from arena.store.records import (
     RatingHistoryEntry,
 )
 from arena.store.searches import search_json
+from protocol.games.base import winner_score
 
 _Player0 = aliased(Bot, name="player0")
 _Player1 = aliased(Bot, name="player1")
@@ -314,7 +315,7 @@ async def bot_results(session: AsyncSession, name: str) -> list[BotResult]:
     results = []
     for game, match_id, ended_at, player0_id, winner, name0, name1 in await session.execute(query):
         seat = 0 if player0_id == bot_id else 1
-        score = 0.5 if winner is None else float(winner == seat)
+        score = winner_score(winner, seat)
         opponent = name1 if seat == 0 else name0
         results.append(BotResult(game, match_id, utc(ended_at), opponent, score))
     return results

@@ -16,24 +16,27 @@ from sqlalchemy import bindparam, delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
-from arena.ratings import DEFAULT_RATING, elo_update
+from arena.ratings import RatingModel
 from arena.store.dialect import insert_ignoring_duplicates, table_of
 from arena.store.models import Bot, Match, Rating, RatingHistory
 from arena.store.records import RatingChange
+from protocol.games.base import winner_score
 
 
-def new_rating(bot_id: int, game: str) -> Rating:
+def new_rating(bot_id: int, game: str, model: RatingModel) -> Rating:
     """The rating row of a bot that has not played a rated game of ``game`` yet."""
     return Rating(
-        bot_id=bot_id, game=game, rating=DEFAULT_RATING, games=0, wins=0, draws=0, losses=0
+        bot_id=bot_id, game=game, rating=model.initial, games=0, wins=0, draws=0, losses=0
     )
 
 
-def apply_result(r0: Rating, r1: Rating, winner: int | None, k: float) -> tuple[float, float]:
+def apply_result(
+    r0: Rating, r1: Rating, winner: int | None, model: RatingModel
+) -> tuple[float, float]:
     """Update both seats' rows for one result; returns their ratings before it."""
     before = (r0.rating, r1.rating)
-    score0 = 0.5 if winner is None else 1.0 if winner == 0 else 0.0
-    r0.rating, r1.rating = elo_update(r0.rating, r1.rating, score0, k)
+    score0 = winner_score(winner, 0)
+    r0.rating, r1.rating = model.update(before, score0)
     for row, score in ((r0, score0), (r1, 1.0 - score0)):
         row.games += 1
         if score == 1.0:
@@ -59,7 +62,7 @@ class RatedResult:
 
 
 def rate_matches(
-    session: Session, results: Sequence[RatedResult], k: float
+    session: Session, results: Sequence[RatedResult], model: RatingModel
 ) -> list[list[RatingChange]]:
     """Apply just-finished matches, in order, to their players' ratings and history.
 
@@ -80,7 +83,7 @@ def rate_matches(
             {
                 "bot_id": bot_id,
                 "game": game,
-                "rating": DEFAULT_RATING,
+                "rating": model.initial,
                 "games": 0,
                 "wins": 0,
                 "draws": 0,
@@ -117,7 +120,7 @@ def rate_matches(
     history: list[dict[str, object]] = []
     for result in results:
         (r0, name0), (r1, name1) = (found[bot_id, result.game] for bot_id in result.ids)
-        before = apply_result(r0, r1, result.winner, k)
+        before = apply_result(r0, r1, result.winner, model)
         after = (r0.rating, r1.rating)
         history.extend(
             {
@@ -164,7 +167,7 @@ def rate_matches(
     return changes
 
 
-async def rebuild(session: AsyncSession, k: float) -> int:
+async def rebuild(session: AsyncSession, model: RatingModel) -> int:
     """Recompute every rating and history row from finished rated matches; returns their count.
 
     Matches are replayed in the order their rating changes were first
@@ -196,9 +199,9 @@ async def rebuild(session: AsyncSession, k: float) -> int:
         ids = (match.player0_id, match.player1_id)
         for bot_id in ids:
             if (bot_id, match.game) not in ratings:
-                ratings[bot_id, match.game] = new_rating(bot_id, match.game)
+                ratings[bot_id, match.game] = new_rating(bot_id, match.game, model)
         r0, r1 = (ratings[bot_id, match.game] for bot_id in ids)
-        before = apply_result(r0, r1, match.winner, k)
+        before = apply_result(r0, r1, match.winner, model)
         after = (r0.rating, r1.rating)
         at = match.ended_at if match.ended_at is not None else match.started_at
         changes.extend(

@@ -54,10 +54,9 @@ from arena.errors import (
     StoreDegradedError,
     StoreError,
 )
-from arena.play.guests import GUEST_ACCOUNT
-from arena.ratings import DEFAULT_K
+from arena.ratings import DEFAULT_MODEL, RatingModel
 from arena.store import nodes, queries
-from arena.store.accounts import AccountStore
+from arena.store.accounts import GUEST_ACCOUNT, AccountStore
 from arena.store.analysis import AnalysisStore
 from arena.store.engine import DEFAULT_URL, is_sqlite
 from arena.store.health import HealthState
@@ -72,6 +71,7 @@ from arena.store.models import Bot, Rating
 from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
 from arena.store.opening import mask_url, open_database
 from arena.store.pair_history import PairHistoryStore
+from arena.store.placement import Directory
 from arena.store.queries import BotResult, PairCell
 from arena.store.rating_updates import rebuild
 from arena.store.records import (
@@ -85,6 +85,7 @@ from arena.store.records import (
     RatingHistoryEntry,
 )
 from arena.store.searches import search_json, search_text
+from arena.store.seek_queue import SeekQueueTable
 from arena.store.tokens import hash_token, new_match_id
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
@@ -120,7 +121,7 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         url: str = DEFAULT_URL,
         *,
         create: bool = True,
-        k_factor: float = DEFAULT_K,
+        rating_model: RatingModel = DEFAULT_MODEL,
         flush_interval: float = 0.05,
         flush_batch: int = 512,
         writer_process: bool = False,
@@ -151,9 +152,11 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         )
         writer = None
         try:
-            await replay(recovery, engine, k_factor)
+            await replay(recovery, engine, rating_model)
             if writer_process and is_sqlite(engine):
-                writer = WriterProcess(opened.url.render_as_string(hide_password=False), k_factor)
+                writer = WriterProcess(
+                    opened.url.render_as_string(hide_password=False), rating_model
+                )
                 try:
                     await writer.start()
                 except StoreError as error:
@@ -164,7 +167,7 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         store = cls(
             engine,
             recovery,
-            k_factor=k_factor,
+            rating_model=rating_model,
             flush_interval=flush_interval,
             flush_batch=flush_batch,
             max_pending_moves=max_pending_moves,
@@ -518,14 +521,24 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
     async def rebuild_ratings(self) -> int:
         """Recompute all ratings and history from the finished rated matches; returns their count.
 
-        Every bot starts at ``DEFAULT_RATING`` and matches replay in the
-        order they were rated, with this store's K-factor, so with an
-        unchanged K-factor the result equals the stored ratings exactly.
+        Every bot starts at the rating model's initial rating and matches
+        replay in the order they were rated, through this store's model, so
+        with an unchanged model the result equals the stored ratings exactly.
         """
         async with self._write() as session:
-            count = await rebuild(session, self.k_factor)
+            count = await rebuild(session, self.rating_model)
         self._ratings.clear()
         return count
+
+    # Nodes sharing a database (``arena.cluster``) ---------------------------------
+
+    def directory(self, node_id: str) -> Directory:
+        """Where node ``node_id`` publishes its URL and finds the node hosting a bot's match."""
+        return Directory(self.engine, node_id)
+
+    def seek_queue(self, node_id: str) -> SeekQueueTable:
+        """The shared ``seek_queue`` table (PostgreSQL) as node ``node_id`` pairs from it."""
+        return SeekQueueTable(self.engine, node_id)
 
     # Leaderboard and bot pages (read models in ``arena.leaderboard``) ------------
 

@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy.orm import sessionmaker
 
 from arena.errors import StoreError
+from arena.ratings import RatingModel
 from arena.store.batch_sql import BatchSql, Outcome, PlainBatch
 from arena.store.engine import make_sync_engine
 
@@ -51,12 +52,12 @@ ANSWER_TIMEOUT_S = 60.0
 """How long one batch may take before the process counts as hung."""
 
 
-def _serve(url: str, k_factor: float, conn: Connection) -> None:
+def _serve(url: str, rating_model: RatingModel, conn: Connection) -> None:
     """The process's main loop: write each batch received, answer with its outcomes."""
     with contextlib.suppress(OSError):
         os.nice(WRITER_NICENESS)
     engine = make_sync_engine(url)
-    sql = BatchSql("sqlite", k_factor)
+    sql = BatchSql("sqlite", rating_model)
     sessions = sessionmaker(engine, expire_on_commit=False)
     conn.send("ready")
     try:
@@ -84,9 +85,9 @@ def _serve(url: str, k_factor: float, conn: Connection) -> None:
 class WriterProcess:
     """The server's side of the writer process: start it, send it batches, stop it."""
 
-    def __init__(self, url: str, k_factor: float) -> None:
+    def __init__(self, url: str, rating_model: RatingModel) -> None:
         self.url = url
-        self.k_factor = k_factor
+        self.rating_model = rating_model
         self._process: SpawnProcess | None = None
         self._conn: Connection | None = None
         self._number = 0
@@ -121,7 +122,7 @@ class WriterProcess:
         mine, theirs = ctx.Pipe()
         process = ctx.Process(
             target=_serve,
-            args=(self.url, self.k_factor, theirs),
+            args=(self.url, self.rating_model, theirs),
             name="arena-db-writer",
             daemon=True,  # never outlives the server
         )

@@ -12,6 +12,9 @@ how each was chosen, and ``arena.tournaments.suites`` generates them::
     suite = load_openings("none", "tictactoe")           # one opening: the initial position
     suite = balanced_suite("connect4")                   # the game's own suite (BALANCED_SUITES)
 
+Which suites ship, and which one is a game's balanced suite, is part of the
+game's registration (``protocol.games.GameSpec.suites`` and ``balanced_suite``).
+
 Every line is checked: a move that is not legal there, or an opening that
 ends the game, is a ``TournamentError`` naming the file and line.
 """
@@ -25,28 +28,25 @@ from pathlib import Path
 
 from arena.errors import TournamentError
 from protocol.errors import GameError
-from protocol.games import new_game
+from protocol.games import game_specs, new_game
 
 SUITE_DIR = Path(__file__).resolve().parent / "suites"
 """Where the shipped suites live (``NAME.txt``)."""
+BUILTIN = "builtin:"
+NONE = "none"
 
-SUITES: dict[str, str] = {
-    "connect4-2ply": "connect4",
-    "connect4-4ply": "connect4",
-    "uttt-2ply": "uttt",
-}
-"""The shipped suites and the game each is for."""
+SUITES: dict[str, str] = {recipe.name: spec.name for spec in game_specs() for recipe in spec.suites}
+"""The shipped suites and the game each is for (from the game registry)."""
 
 BALANCED_SUITES: dict[str, str] = {
-    "connect4": "builtin:connect4-2ply",
-    "uttt": "builtin:uttt-2ply",
+    spec.name: BUILTIN + spec.balanced_suite
+    for spec in game_specs()
+    if spec.balanced_suite is not None
 }
 """Each game's balanced suite: what ``arena ladder`` and rated ladder matches
 (``arena.play.rated_openings``) start from; a game not named starts from its
 initial position."""
 
-BUILTIN = "builtin:"
-NONE = "none"
 MAX_OPENINGS = 100_000
 _SEPARATORS = re.compile(r"[\s,]+")
 

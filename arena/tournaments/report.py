@@ -107,20 +107,44 @@ def format_sprt(sprt: dict[str, Any]) -> str:
 
 
 def format_listing(rows: list[dict[str, Any]]) -> str:
-    """``arena tournament list``."""
+    """``arena tournament list``: the rows of ``GET /api/tournaments`` (``listing``), with
+    the web list's columns: a finished tournament's games are the games it played."""
     table = [
         [
             str(row["id"]),
             row["name"] or "-",
             row["game"],
             row["format"],
-            row["status"] + (f" ({row['verdict']})" if row.get("verdict") else ""),
-            f"{row['games']}/{row['total']}",
+            row["status"],
+            games_cell(row),
+            format_headline(row),
             row["created_at"][:16].replace("T", " "),
         ]
         for row in rows
     ]
-    return format_table(["id", "name", "game", "format", "status", "games", "created"], table)
+    header = ["id", "name", "game", "format", "status", "games", "leader / verdict", "created"]
+    return format_table(header, table)
+
+
+def games_cell(row: dict[str, Any]) -> str:
+    """``12/40`` while a tournament can still play, ``20`` once it is finished."""
+    return str(row["games"]) if row["status"] == "finished" else f"{row['games']}/{row['total']}"
+
+
+def format_headline(row: dict[str, Any]) -> str:
+    """The list's "leader / verdict" cell (``standings.headline``), worded as the web list:
+    an SPRT's verdict or where its LLR stands, else the leader's rating ± 95%."""
+    sprt = row["sprt"]
+    if sprt is not None:
+        if sprt["verdict"] in ("H0", "H1"):
+            return f"{sprt['verdict']} accepted after {sprt['verdict_games']} games"
+        if sprt["verdict"] is not None:
+            return f"stopped at max games, LLR {sprt['llr']:.2f}"
+        return f"running, LLR {sprt['llr']:.2f} in [{sprt['lower']:.2f}, {sprt['upper']:.2f}]"
+    leader = row["leader"]
+    if leader is None:
+        return "no games yet"
+    return f"{leader['bot']} {leader['rating']:+.0f} ± {leader['ci95']:.0f}"
 
 
 def progress_line(

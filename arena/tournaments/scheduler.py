@@ -45,8 +45,8 @@ from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
 from arena.tournaments.standings import build_status, headline
-from arena.tournaments.state import GameResult, SlotKey, TournamentState
-from protocol.games import Fault, Termination
+from arena.tournaments.state import SlotKey, TournamentState, games_to_show
+from protocol.games import Termination
 from protocol.messages import ChallengeReceived, ServerMessage
 
 log = logging.getLogger(__name__)
@@ -301,6 +301,7 @@ class TournamentScheduler:
             run = self._runs.get(row["id"])
             if run is not None:
                 row.update(status=run.status, games=run.done_games, playing=len(run.playing))
+                row["total"] = games_to_show(run.status, run.done_games, run.total_games)
         return rows
 
     async def listing(self) -> list[dict[str, Any]]:
@@ -442,27 +443,22 @@ class TournamentScheduler:
             self.wake()
 
     def _count(self, run: TournamentState, key: SlotKey, match: Match) -> None:
-        ending, end = match.referee.ending, match.referee.end
+        ending, end = match.ending, match.end
         if ending is None or end is None:
             return  # not committed: nothing is known, the slot is played again
+        verdict_before = run.sprt.verdict if run.sprt is not None else None
+        completed = run.tally(
+            key,
+            winner=ending.winner,
+            termination=ending.termination.value,
+            fault=None if ending.fault is None else ending.fault.value,
+            match_id=match.match_id,
+            ended_at=storage.now(),
+        )
         if ending.termination is Termination.ABORTED:
-            if ending.fault is not Fault.INFRASTRUCTURE:
-                run.record_no_show(key)
             self._changed(run, {"type": "aborted", "match_id": match.match_id, "pair": key[0]})
             self._finish_if_done(run)
             return
-        score_first = 0.5 if ending.winner is None else (1.0 if ending.winner == 0 else 0.0)
-        verdict_before = run.sprt.verdict if run.sprt is not None else None
-        completed = run.record(
-            GameResult(
-                pair=key[0],
-                game=key[1],
-                score_a=score_first if key[1] == 0 else 1.0 - score_first,
-                match_id=match.match_id,
-                termination=ending.termination.value,
-                ended_at=storage.now(),
-            )
-        )
         self._changed(
             run,
             {

@@ -1,43 +1,26 @@
-"""Tournaments plugged into a running ``ArenaServer``: the scheduler, its routes, its page.
+"""Tournaments plugged into a server: the scheduler, its routes, its page.
 
-``ArenaServer`` calls ``attach_tournaments(self)`` once its parts exist; that
-is the whole wiring. The scheduler starts matches through the server's
-registry, offers games through its lobby, and sees who is online through
-its gateway; its loop is one of the server's supervised tasks.
+The server's assembly (``arena.server.assemble``) calls ``attach_tournaments``
+once the parts it needs exist, with those parts only: the store, the live
+matches, the lobby, who has a free seat (``arena.net.presence.Seats``), the
+router and the supervisor's ``spawn``. The scheduler starts matches through
+the registry, offers games through the lobby, and sees who is online through
+the seats; its loop is one of the server's supervised tasks.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from arena.net.gateway import Gateway
+from arena.net.http import Router
+from arena.play.lobby import Lobby
+from arena.play.match import Spawn
 from arena.play.registry import MatchRegistry
+from arena.store import Store
 from arena.tournaments.admin import new_admin_token
 from arena.tournaments.api import add_tournament_routes
-from arena.tournaments.scheduler import TournamentScheduler
-from protocol.messages import ServerMessage
-
-if TYPE_CHECKING:
-    from arena.server import ArenaServer
-
-
-class ServerSeats:
-    """``Seats`` from the gateway (who is online, their ``max_matches``) and the registry."""
-
-    def __init__(self, gateway: Gateway, registry: MatchRegistry) -> None:
-        self._gateway = gateway
-        self._registry = registry
-
-    def free_seats(self, bot: str) -> int:
-        """Matches ``bot`` may still start (0 offline)."""
-        if bot not in self._gateway.bots:
-            return 0
-        return self._gateway.max_matches.get(bot, 1) - self._registry.playing(bot)
-
-    def tell(self, bot: str, message: ServerMessage) -> None:
-        """Send ``message`` to ``bot`` if it is online."""
-        self._gateway.tell(bot, message)
+from arena.tournaments.scheduler import Seats, TournamentScheduler
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +32,20 @@ class TournamentService:
     """Authorizes the API's changing routes; ``arena serve`` writes it to the admin file."""
 
 
-def attach_tournaments(server: ArenaServer, admin_token: str | None = None) -> TournamentService:
-    """Create the scheduler for ``server``, add its API routes and start it."""
-    scheduler = TournamentScheduler(
-        server.store,
-        server.registry,
-        server.lobby,
-        ServerSeats(server.gateway, server.registry),
-        spawn=server.supervisor.spawn,
-        accepting=lambda: server.gateway.accepting,
-    )
+def attach_tournaments(
+    store: Store,
+    registry: MatchRegistry,
+    lobby: Lobby,
+    seats: Seats,
+    *,
+    router: Router,
+    spawn: Spawn,
+    accepting: Callable[[], bool],
+    admin_token: str | None = None,
+) -> TournamentService:
+    """Create the scheduler, add its API routes to ``router`` and start it."""
+    scheduler = TournamentScheduler(store, registry, lobby, seats, spawn=spawn, accepting=accepting)
     token = admin_token or new_admin_token()
-    add_tournament_routes(server.router, scheduler, token)
+    add_tournament_routes(router, scheduler, token)
     scheduler.start()
     return TournamentService(scheduler, token)

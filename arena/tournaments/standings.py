@@ -30,7 +30,7 @@ from arena.stats import (
 )
 from arena.stats.rating_fit import tally_pairs
 from arena.tournaments.openings import format_opening
-from arena.tournaments.state import TournamentState
+from arena.tournaments.state import TournamentState, games_to_show
 
 MAX_LISTED_GAMES = 500
 """The status lists at most this many games (the latest), each with its match id."""
@@ -63,8 +63,7 @@ def build_status(state: TournamentState, openings_source: str | None = None) -> 
         "openings": {"source": openings_source or s.openings, "count": len(state.openings)},
         "progress": {
             "done": state.done_games,
-            # A finished SPRT played what it needed, not its --max-games.
-            "total": state.done_games if state.status == "finished" else state.total_games,
+            "total": games_to_show(state.status, state.done_games, state.total_games),
             "counted": len(state.results),
             "forfeits": len(forfeits),
             "void": len(void),

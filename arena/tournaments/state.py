@@ -29,6 +29,8 @@ from arena.stats.sprt import Model, sprt_bounds
 from arena.tournaments.openings import Opening
 from arena.tournaments.schedule import PairSlot
 from arena.tournaments.settings import TournamentSettings
+from protocol.games import Termination
+from protocol.games.base import winner_score
 
 MAX_NO_SHOWS = 3
 """Aborts without a move (a no-show) after which a slot is given up as void."""
@@ -38,6 +40,12 @@ SlotKey = tuple[int, int]
 
 MAX_GAMES_VERDICT = "max-games"
 """An SPRT's stored verdict when it reached ``max_games`` without crossing a bound."""
+
+
+def games_to_show(status: str, done: int, planned: int) -> int:
+    """The games a tournament's progress counts up to: ``planned`` while it can still play,
+    the ``done`` ones once finished (an SPRT ends at its verdict, not at ``max_games``)."""
+    return done if status == "finished" else planned
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +161,39 @@ class TournamentState:
             # The SPRT is about seat 0 (the new bot), whichever seat of the pair it had.
             self.sprt.add_pair(score_a if pair.seat_a == 0 else 2.0 - score_a)
         return True
+
+    def tally(
+        self,
+        key: SlotKey,
+        *,
+        winner: int | None,
+        termination: str,
+        fault: str | None,
+        match_id: str,
+        ended_at: datetime,
+    ) -> bool:
+        """Count one ended match of slot ``key``: the one rule, live and on reload.
+
+        ``termination`` and ``fault`` are their stored values. A finished match
+        is a result (``record``); an abort without a fault is a no-show
+        (``record_no_show``); an abort by the infrastructure counts nothing.
+        True when the result completed its pair.
+        """
+        if termination == Termination.ABORTED.value:
+            if fault is None:
+                self.record_no_show(key)
+            return False
+        score_first = winner_score(winner, 0)
+        return self.record(
+            GameResult(
+                pair=key[0],
+                game=key[1],
+                score_a=score_first if key[1] == 0 else 1.0 - score_first,
+                match_id=match_id,
+                termination=termination,
+                ended_at=ended_at,
+            )
+        )
 
     def record_no_show(self, key: SlotKey) -> None:
         """A match of ``key`` was aborted before a bot's first move."""

@@ -13,60 +13,23 @@ An opening whose result is foregone would add a pair that says nothing about
 strength, so a position in which either side can force a win within
 ``FORCED_DEPTH`` plies is left out (none is, after so few plies of these
 games, and the generator checks it). The pure rules are all this uses.
+
+Each game's registration (``protocol.games.GameSpec``) lists its suites with
+their recipes (plies, whether symmetric positions merge) and its symmetries.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
-from arena.tournaments.openings import SUITE_DIR, Opening, format_opening
-from protocol.games import GameState, new_game
+from arena.tournaments.openings import SUITE_DIR, SUITES, Opening, format_opening
+from protocol.games import GameState, Symmetry, game_spec, new_game
+from protocol.games.spec import identity
 
 FORCED_DEPTH = 3
 """A position decided by force within this many plies is not an opening."""
-
-Symmetry = Callable[[int], int]
-
-_SQUARE = (
-    lambda r, c: (r, c),
-    lambda r, c: (c, 2 - r),
-    lambda r, c: (2 - r, 2 - c),
-    lambda r, c: (2 - c, r),
-    lambda r, c: (r, 2 - c),
-    lambda r, c: (2 - r, c),
-    lambda r, c: (c, r),
-    lambda r, c: (2 - c, 2 - r),
-)
-
-
-def _cell_map(transform: Callable[[int, int], tuple[int, int]]) -> Callable[[int], int]:
-    def apply(cell: int) -> int:
-        row, col = transform(*divmod(cell, 3))
-        return 3 * row + col
-
-    return apply
-
-
-def _uttt_symmetry(transform: Callable[[int, int], tuple[int, int]]) -> Symmetry:
-    cell = _cell_map(transform)
-    return lambda move: 9 * cell(move // 9) + cell(move % 9)
-
-
-SYMMETRIES: dict[str, tuple[Symmetry, ...]] = {
-    "connect4": (lambda move: move, lambda move: 6 - move),
-    "tictactoe": tuple(_cell_map(t) for t in _SQUARE),
-    "uttt": tuple(_uttt_symmetry(t) for t in _SQUARE),
-}
-"""Each game's board symmetries, as maps on move numbers."""
-
-RECIPES: dict[str, tuple[str, int, bool]] = {
-    "connect4-2ply": ("connect4", 2, False),
-    "connect4-4ply": ("connect4", 4, True),
-    "uttt-2ply": ("uttt", 2, True),
-}
-"""Suite name -> (game, plies, merge symmetric positions)."""
 
 
 def sequences(state: GameState, plies: int) -> Iterator[tuple[Opening, GameState]]:
@@ -106,7 +69,7 @@ def position_key(game: str, opening: Opening, symmetries: Sequence[Symmetry]) ->
 
 def make_suite(game: str, plies: int, merge_symmetric: bool) -> list[Opening]:
     """The openings of the suite recipe (see the module docstring)."""
-    symmetries = SYMMETRIES[game] if merge_symmetric else (lambda move: move,)
+    symmetries = game_spec(game).symmetries if merge_symmetric else (identity,)
     seen: set[str] = set()
     suite: list[Opening] = []
     for opening, state in sequences(new_game(game), plies):
@@ -121,7 +84,9 @@ def make_suite(game: str, plies: int, merge_symmetric: bool) -> list[Opening]:
 
 def suite_text(name: str) -> str:
     """The shipped file ``suites/NAME.txt`` as this module makes it."""
-    game, plies, merge = RECIPES[name]
+    game = SUITES[name]
+    recipe = game_spec(game).suite(name)
+    plies, merge = recipe.plies, recipe.merge_symmetric
     suite = make_suite(game, plies, merge)
     how = "up to symmetry and transposition" if merge else "every one"
     header = [
@@ -132,11 +97,11 @@ def suite_text(name: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Write every suite of ``RECIPES`` into ``SUITE_DIR`` (or ``--out``)."""
+    """Write every shipped suite (``SUITES``) into ``SUITE_DIR`` (or ``--out``)."""
     parser = argparse.ArgumentParser(description="Write the shipped opening suites.")
     parser.add_argument("--out", default=str(SUITE_DIR), help="directory to write into")
     args = parser.parse_args(argv)
-    for name in RECIPES:
+    for name in SUITES:
         path = f"{args.out}/{name}.txt"
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(suite_text(name))

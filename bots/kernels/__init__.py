@@ -1,31 +1,48 @@
 """Numba-compiled rules and search for the built-in games.
 
-``KERNEL_GAMES`` names the games with a kernel; ``kernel_search`` runs UCT on
-one of them from a ``GameState`` and reports the root statistics. Compiled
-code is cached on disk (``cache=True``), so only the first run on a machine
-pays for compilation; ``warm_up`` loads (or compiles) everything a search needs.
+``KERNELS`` is the bots side of a game's registration (``protocol.games``
+holds the rest): the compiled-rules id of each game with a kernel and how
+its ``GameState`` becomes a kernel state. ``KERNEL_GAMES`` names those games;
+``kernel_search`` runs UCT on one of them from a ``GameState`` and reports the
+root statistics. Compiled code is cached on disk (``cache=True``), so only the
+first run on a machine pays for compilation; ``warm_up`` loads (or compiles)
+everything a search needs.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from bots.kernels import connect4, tictactoe, tree, uttt
+from bots.kernels import connect4, othello, tictactoe, tree, uttt
 from bots.kernels.rng import new_rng
-from protocol.games import GameState, new_game
+from protocol.games import GAMES, GameState, new_game
 
-_KERNELS: dict[str, tuple[int, Callable[[GameState], np.ndarray]]] = {
-    "connect4": (tree.CONNECT4, connect4.from_state),
-    "tictactoe": (tree.TICTACTOE, tictactoe.from_state),
-    "uttt": (tree.UTTT, uttt.from_state),
-    "uttt-quick": (tree.UTTT, uttt.from_state),
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """A game's compiled rules: its id in ``tree``'s dispatch and its state converter."""
+
+    game_id: int
+    """The constant ``bots.kernels.tree`` dispatches on (``tree.CONNECT4``, ...)."""
+    from_state: Callable[[GameState], np.ndarray]
+    """The kernel state (an int64 array) of a ``GameState`` of the game."""
+
+
+KERNELS: dict[str, Kernel] = {
+    "connect4": Kernel(tree.CONNECT4, connect4.from_state),
+    "tictactoe": Kernel(tree.TICTACTOE, tictactoe.from_state),
+    "uttt": Kernel(tree.UTTT, uttt.from_state),
+    "uttt-quick": Kernel(tree.UTTT, uttt.from_state),
+    "othello": Kernel(tree.OTHELLO, othello.from_state),
 }
+"""Games with a compiled kernel, by their registered name: one line per game."""
 
-KERNEL_GAMES: tuple[str, ...] = tuple(_KERNELS)
-"""Games with a compiled kernel; others fall back to the Python search."""
+KERNEL_GAMES: tuple[str, ...] = tuple(game for game in GAMES if game in KERNELS)
+"""Games with a compiled kernel, in registry order; others fall back to the Python search."""
 
 DEFAULT_MAX_NODES = 4_000_000
 """Default tree capacity per process (32 bytes a node; pages are touched only when used)."""
@@ -34,9 +51,13 @@ _tree_cache: dict[int, tree.Tree] = {}
 
 
 def to_kernel(state: GameState) -> tuple[int, np.ndarray]:
-    """The kernel game id and kernel state of ``state``."""
-    game_id, convert = _KERNELS[state.name]
-    return game_id, convert(state)
+    """The kernel game id and kernel state of ``state``; ``ValueError`` without a kernel."""
+    kernel = KERNELS.get(state.name)
+    if kernel is None:
+        raise ValueError(
+            f"no compiled kernel for {state.name!r}; kernel games: {', '.join(KERNEL_GAMES)}"
+        )
+    return kernel.game_id, kernel.from_state(state)
 
 
 def process_tree(max_nodes: int) -> tree.Tree:

@@ -20,6 +20,8 @@ from protocol.games.base import GameState
 ONGOING = -1
 DRAW = 2
 STATE_SIZE = 4
+TO_MOVE = 2
+"""Index of the player to move in the kernel state."""
 NUM_MOVES = 7
 CELLS = 42
 
@@ -110,11 +112,11 @@ def legal_moves(st: np.ndarray, out: np.ndarray) -> int:
 @numba.njit(cache=True, nogil=True)
 def play(st: np.ndarray, move: int) -> int:
     """Drop a stone in column ``move`` (must be open); return the new status."""
-    p = st[2]
+    p = st[TO_MOVE]
     mask = st[0] | st[1]
     bits = st[p] | ((mask + _BOTTOM[move]) & _COLUMN[move])
     st[p] = bits
-    st[2] = 1 - p
+    st[TO_MOVE] = 1 - p
     st[3] += 1
     if has_four(bits):
         return p
@@ -127,7 +129,7 @@ def play(st: np.ndarray, move: int) -> int:
 def playout(st: np.ndarray, rng: np.ndarray) -> int:
     """Uniformly random moves to the end on local copies (``st`` is left as it was);
     return the final status."""
-    p = st[2]
+    p = st[TO_MOVE]
     mine = st[p]
     theirs = st[1 - p]
     stones = st[3]
@@ -150,7 +152,7 @@ def playout(st: np.ndarray, rng: np.ndarray) -> int:
 def playout_heavy(st: np.ndarray, rng: np.ndarray) -> int:
     """A playout by rules (``st`` is left as it was): win if possible, else block,
     else avoid cells under an opponent threat, else a random move weighted by cell value."""
-    p = st[2]
+    p = st[TO_MOVE]
     mine = st[p]
     theirs = st[1 - p]
     stones = st[3]

@@ -17,6 +17,8 @@ from protocol.games.lines import LINE_MASKS
 ONGOING = -1
 DRAW = 2
 STATE_SIZE = 4
+TO_MOVE = 2
+"""Index of the player to move in the kernel state."""
 NUM_MOVES = 9
 FULL9 = 0x1FF
 
@@ -73,10 +75,10 @@ def legal_moves(st: np.ndarray, out: np.ndarray) -> int:
 @numba.njit(cache=True, nogil=True)
 def play(st: np.ndarray, move: int) -> int:
     """Mark cell ``move`` (must be empty); return the new status."""
-    p = st[2]
+    p = st[TO_MOVE]
     bits = st[p] | (1 << move)
     st[p] = bits
-    st[2] = 1 - p
+    st[TO_MOVE] = 1 - p
     st[3] += 1
     if LINE9[bits]:
         return p
@@ -113,7 +115,7 @@ def winning_cells(bits: int, empty: int) -> int:
 def playout_heavy(st: np.ndarray, rng: np.ndarray) -> int:
     """A playout by rules: win if possible, else block, else random."""
     while True:
-        p = st[2]
+        p = st[TO_MOVE]
         empty = FULL9 ^ (st[0] | st[1])
         choice = winning_cells(st[p], empty)
         if choice == 0:

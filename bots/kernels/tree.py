@@ -19,7 +19,10 @@ proven. Draws are not proven (they stay ordinary averaged results).
 
 The search dispatches on a small game id rather than taking the rules as
 function arguments: Numba cannot cache functions that receive other compiled
-functions, and the branch on a constant id costs nothing measurable.
+functions, and the branch on a constant id costs nothing measurable. A game
+gets its id here, one branch in each ``game_*`` dispatcher, and its entry in
+``bots.kernels.KERNELS``; every dispatcher ends by raising, so an id without
+a branch never runs another game's rules.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from bots.kernels import connect4, tictactoe, uttt
+from bots.kernels import connect4, othello, tictactoe, uttt
 from bots.kernels.rng import below
 
 ONGOING = -1
@@ -37,6 +40,7 @@ DRAW = 2
 CONNECT4 = 0
 TICTACTOE = 1
 UTTT = 2
+OTHELLO = 3
 MAX_MOVES = 81
 MAX_DEPTH = 128
 
@@ -79,7 +83,25 @@ def game_status(game: int, st: np.ndarray) -> int:
         return connect4.status(st)
     if game == TICTACTOE:
         return tictactoe.status(st)
-    return uttt.status(st)
+    if game == UTTT:
+        return uttt.status(st)
+    if game == OTHELLO:
+        return othello.status(st)
+    raise ValueError("unknown kernel game")
+
+
+@numba.njit(cache=True, nogil=True)
+def game_to_move(game: int, st: np.ndarray) -> int:
+    """The player to move in ``st``."""
+    if game == CONNECT4:
+        return st[connect4.TO_MOVE]
+    if game == TICTACTOE:
+        return st[tictactoe.TO_MOVE]
+    if game == UTTT:
+        return st[uttt.TO_MOVE]
+    if game == OTHELLO:
+        return st[othello.TO_MOVE]
+    raise ValueError("unknown kernel game")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -89,7 +111,11 @@ def game_legal_moves(game: int, st: np.ndarray, out: np.ndarray) -> int:
         return connect4.legal_moves(st, out)
     if game == TICTACTOE:
         return tictactoe.legal_moves(st, out)
-    return uttt.legal_moves(st, out)
+    if game == UTTT:
+        return uttt.legal_moves(st, out)
+    if game == OTHELLO:
+        return othello.legal_moves(st, out)
+    raise ValueError("unknown kernel game")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -99,7 +125,11 @@ def game_play(game: int, st: np.ndarray, move: int) -> int:
         return connect4.play(st, move)
     if game == TICTACTOE:
         return tictactoe.play(st, move)
-    return uttt.play(st, move)
+    if game == UTTT:
+        return uttt.play(st, move)
+    if game == OTHELLO:
+        return othello.play(st, move)
+    raise ValueError("unknown kernel game")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -109,7 +139,11 @@ def game_playout(game: int, heavy: bool, st: np.ndarray, rng: np.ndarray) -> int
         return connect4.playout_heavy(st, rng) if heavy else connect4.playout(st, rng)
     if game == TICTACTOE:
         return tictactoe.playout_heavy(st, rng) if heavy else tictactoe.playout(st, rng)
-    return uttt.playout_heavy(st, rng) if heavy else uttt.playout(st, rng)
+    if game == UTTT:
+        return uttt.playout_heavy(st, rng) if heavy else uttt.playout(st, rng)
+    if game == OTHELLO:
+        return othello.playout_heavy(st, rng) if heavy else othello.playout(st, rng)
+    raise ValueError("unknown kernel game")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -230,7 +264,7 @@ def run(
     buf = np.empty(MAX_MOVES, dtype=np.int64)
     path = np.empty(MAX_DEPTH, dtype=np.int64)
     st = np.empty_like(root)
-    root_player = root[len(root) - 2] if game == UTTT else root[2]
+    root_player = game_to_move(game, root)
     if n_children[0] == 0:
         n = game_legal_moves(game, root, buf)
         _expand(0, buf, n, first_child, n_children, move, visits, value, proven, meta, rng)

@@ -1,5 +1,9 @@
 """Static evaluations for the heuristic strategies, one per game.
 
+``EVALUATIONS`` is the bots side of a game's registration for the heuristic
+strategies (``protocol.games`` holds the rest; ``bots.kernels.KERNELS`` the
+compiled rules): one line per game, keyed by its registered name.
+
 ``evaluate(state)`` scores an unfinished position for the player to move
 (positive = good for them); the search handles finished positions itself.
 Each game's ``Evaluation`` also gives a transposition key and a move order
@@ -17,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from bots.strategies.evaluation_othello import evaluate_othello, order_othello, othello_key
+from bots.strategy import StrategyOptionError
 from protocol.games import GameState
 from protocol.games.lines import LINE_MASKS
 
@@ -146,6 +152,12 @@ def _uttt_order(state: GameState, moves: list[int]) -> list[int]:
     return sorted(moves, key=lambda m: (TTT_ORDER.index(m % 9), TTT_ORDER.index(m // 9)))
 
 
+_UTTT = Evaluation(
+    evaluate_uttt,
+    lambda s: (s.bits, s.forced, s.to_move),  # type: ignore[attr-defined]
+    _uttt_order,
+)
+
 EVALUATIONS: dict[str, Evaluation] = {
     "connect4": Evaluation(
         evaluate_connect4,
@@ -157,18 +169,18 @@ EVALUATIONS: dict[str, Evaluation] = {
         lambda s: (s.boards, s.to_move),  # type: ignore[attr-defined]
         _ordered(TTT_ORDER),
     ),
-    "uttt": Evaluation(
-        evaluate_uttt,
-        lambda s: (s.bits, s.forced, s.to_move),  # type: ignore[attr-defined]
-        _uttt_order,
-    ),
+    "uttt": _UTTT,
+    "uttt-quick": _UTTT,
+    "othello": Evaluation(evaluate_othello, othello_key, order_othello),
 }
-EVALUATIONS["uttt-quick"] = EVALUATIONS["uttt"]
+"""Each game's evaluation, by its registered name: one line per game."""
 
 
 def evaluation_for(game: str) -> Evaluation:
-    """The evaluation of ``game``; games without one get a neutral evaluation."""
+    """The evaluation of ``game``; ``StrategyOptionError`` for a game without one."""
     found = EVALUATIONS.get(game)
-    if found is not None:
-        return found
-    return Evaluation(lambda _s: 0.0, lambda s: s.encode(), lambda _s, moves: moves)
+    if found is None:
+        raise StrategyOptionError(
+            f"no heuristic evaluation for {game!r}; games with one: {', '.join(EVALUATIONS)}"
+        )
+    return found

@@ -157,8 +157,9 @@ class AlphaBetaSearch:
         if outcome is not None:
             if outcome.winner is None:
                 return 0.0
-            # The side to move never has just won: a decided game is a loss here.
-            return -(WIN_SCORE - ply)
+            # Othello's side to move can have won (on discs); elsewhere a decided game is a loss.
+            won = WIN_SCORE - ply
+            return won if outcome.winner == state.to_move else -won
         if depth == 0:
             self._horizon = True
             return self.evaluation.evaluate(state)
@@ -228,6 +229,7 @@ class AlphaBetaStrategy(PooledStrategy):
         workers: int = 1,
     ) -> None:
         super().__init__(game)
+        evaluation_for(game)  # a game without one is refused here, not in the search worker
         if time_ms is None and depth is None:
             time_ms = 100.0
         if time_ms is not None and time_ms <= 0:

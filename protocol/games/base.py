@@ -58,9 +58,14 @@ class Outcome:
 
     def score(self, player: int) -> float:
         """Points for ``player``: 1 for a win, 0.5 for a draw, 0 for a loss."""
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.winner == player else 0.0
+        return winner_score(self.winner, player)
+
+
+def winner_score(winner: int | None, player: int) -> float:
+    """``Outcome.score`` from the winner alone (what a stored match keeps): 1, 0.5 or 0."""
+    if winner is None:
+        return 0.5
+    return 1.0 if winner == player else 0.0
 
 
 class GameState(ABC):

@@ -14,6 +14,7 @@ from typing import ClassVar, Self
 
 from protocol.errors import GameError, PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
+from protocol.games.spec import GameSpec, SuiteRecipe, identity
 
 COLUMNS = 7
 ROWS = 6
@@ -303,3 +304,20 @@ class Connect4State(GameState):
                 )
             state = state.play(int(char) - 1)
         return state
+
+
+def mirror(move: int) -> int:
+    """The column a move takes in the board's mirror image (left and right swapped)."""
+    return COLUMNS - 1 - move
+
+
+SPEC = GameSpec(
+    Connect4State,
+    move_help="a column 0-6 (the numbers under the board)",
+    terminations={Termination.LINE: "four in a row", Termination.DRAW: "board full"},
+    board="connect4",
+    symmetries=(identity, mirror),
+    suites=(SuiteRecipe("connect4-2ply", 2, False), SuiteRecipe("connect4-4ply", 4, True)),
+    balanced_suite="connect4-2ply",
+)
+"""Connect Four's registration (``protocol.games``)."""

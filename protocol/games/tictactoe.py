@@ -7,7 +7,8 @@ from typing import ClassVar, Self
 
 from protocol.errors import PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
-from protocol.games.lines import FULL, completes_line, has_line
+from protocol.games.lines import FULL, SQUARE_SYMMETRIES, completes_line, has_line
+from protocol.games.spec import GameSpec
 
 _WINS = (Outcome(0, Termination.LINE), Outcome(1, Termination.LINE))
 _DRAW = Outcome(None, Termination.DRAW)
@@ -143,3 +144,13 @@ def decode_outcome(game: str, boards: list[int], to_move: int) -> Outcome | None
                 )
             return _WINS[player]
     return None
+
+
+SPEC = GameSpec(
+    TicTacToeState,
+    move_help="a cell 0-8, row by row: 0 1 2 / 3 4 5 / 6 7 8",
+    terminations={Termination.LINE: "three in a row", Termination.DRAW: "board full"},
+    board="tictactoe",
+    symmetries=SQUARE_SYMMETRIES,
+)
+"""Tic-tac-toe's registration (``protocol.games``): no opening suite, it is too small."""

@@ -16,11 +16,13 @@ slice and the line tests are shared with tic-tac-toe.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import ClassVar, Self
 
 from protocol.errors import PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
-from protocol.games.lines import FULL, completes_line, has_line
+from protocol.games.lines import FULL, SQUARE_SYMMETRIES, completes_line, has_line
+from protocol.games.spec import GameSpec, SuiteRecipe, Symmetry, identity
 
 _WINS = (Outcome(0, Termination.LINE), Outcome(1, Termination.LINE))
 _DRAW = Outcome(None, Termination.DRAW)
@@ -298,3 +300,35 @@ class QuickUltimateTicTacToeState(UltimateTicTacToeState):
     quick: ClassVar[bool] = True
 
     __slots__ = ()
+
+
+def _on_both_levels(cell_map: Symmetry) -> Symmetry:
+    """A symmetry of the square applied to the local boards and to their cells alike."""
+    return lambda move: 9 * cell_map(move // 9) + cell_map(move % 9)
+
+
+SYMMETRIES: tuple[Symmetry, ...] = (
+    identity,
+    *(_on_both_levels(cell_map) for cell_map in SQUARE_SYMMETRIES[1:]),
+)
+"""The eight symmetries of the square, as maps on ``9 * board + cell`` moves."""
+
+SPEC = GameSpec(
+    UltimateTicTacToeState,
+    move_help="9 * board + cell, boards and cells 0-8 row by row",
+    terminations={Termination.LINE: "three boards in a row", Termination.DRAW: "board full"},
+    board="uttt",
+    symmetries=SYMMETRIES,
+    suites=(SuiteRecipe("uttt-2ply", 2, True),),
+    balanced_suite="uttt-2ply",
+)
+"""Ultimate tic-tac-toe's registration (``protocol.games``)."""
+
+QUICK_SPEC = replace(
+    SPEC,
+    rules=QuickUltimateTicTacToeState,
+    terminations={Termination.LINE: "first local board won", Termination.DRAW: "board full"},
+    suites=(),
+    balanced_suite=None,
+)
+"""The quick variant's registration: the same board and numbering, no suite of its own."""

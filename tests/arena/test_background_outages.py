@@ -130,9 +130,9 @@ async def test_an_unreachable_broker_is_one_line_per_task_not_one_per_retry(
         probe.bind(("127.0.0.1", 0))
         url = f"mqtt://127.0.0.1:{probe.getsockname()[1]}"
     publisher = MqttPublisher(url, reconnect_min_s=0.05, reconnect_max_s=0.1)
-    feed = BrokerFeed(url, is_local=lambda _match: False, result_committed=lambda _game: None)
+    feed = BrokerFeed(url)
     await publisher.start()
-    await feed.start()
+    await feed.start(is_local=lambda _match: False, result_committed=lambda _game: None)
     try:
         async with asyncio.timeout(30):
             while _failures(caplog) < 2:  # both have failed once

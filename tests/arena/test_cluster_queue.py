@@ -22,7 +22,6 @@ from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixtur
 from arena.cluster import seek_queue
 from arena.cluster.channel import channel_of, notice
 from arena.cluster.node import ClusterNode
-from arena.cluster.placement import Directory
 from arena.cluster.seek_queue import RemoteSeat, SharedSeekQueue
 from arena.play.lobby import Lobby, Pairing
 from arena.store import Store
@@ -58,8 +57,7 @@ async def make_node(url: str, seed: int) -> Node:
 
     lobby = Lobby(has_capacity=has_capacity, rng=random.Random(seed))
     queue = SharedSeekQueue(
-        store.engine,
-        node_id,
+        store.seek_queue(node_id),
         lobby,
         has_capacity=has_capacity,
         playing=lambda bot: playing[bot],
@@ -508,7 +506,7 @@ async def test_where_a_bot_plays_is_one_statement_that_commits_alone(
     a, b = nodes
     await a.store.add_bot("alpha")
     await a.store.add_bot("beta")
-    b_directory = Directory(b.store.engine, b.queue.node_id)
+    b_directory = b.store.directory(b.queue.node_id)
     statements = autocommits_of(b.store)
     assert await b_directory.hosted_elsewhere("alpha") is None  # a bot's hello waits for this
     match_id = await a.store.create_match("connect4", ("alpha", "beta"), 1000, 0)

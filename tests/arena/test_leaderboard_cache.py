@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 import pytest
 
 from arena.leaderboard import Board, Leaderboards
+from arena.leaderboard.board import UNRATED
 from arena.store import Store
 from protocol.errors import ProtocolError
 from tests.arena.rating_data import expected_fit, random_games, seed_results
@@ -170,5 +173,39 @@ async def test_fresh_waits_for_a_board_read_after_the_call_and_callers_share_it(
     clock.now += 2.0
     assert await boards.fresh(GAME) is told[0]
     assert boards.fits == 2
-    assert boards.rating_of("gamma", GAME) == told[0].shown.get("gamma").rating
-    assert boards.rating_of("nobody", GAME) is None
+    assert boards.rating_now("gamma", GAME) == told[0].shown.get("gamma").rating
+    assert boards.rating_now("nobody", GAME) == UNRATED  # not on the board: no rated game
+
+
+async def test_a_rating_waits_for_the_first_board_then_never_and_old_boards_are_reread(
+    store: Store, seeded: list[tuple[str, str, float]], clock: FakeClock
+) -> None:
+    rebuilds: list[asyncio.Task[None]] = []
+
+    def spawn(coro: Coroutine[Any, Any, None], name: str) -> None:
+        rebuilds.append(asyncio.get_running_loop().create_task(coro, name=name))
+
+    boards = Leaderboards(store, refresh_s=1.0, max_age_s=30.0, clock=clock, spawn=spawn)
+    # Before the first build there is no rating to give without waiting...
+    assert boards.rating_now("alpha", GAME) is None
+    # ...and the first lookup waits for it: the fitted rating, never the incremental Elo.
+    fitted = expected_fit(seeded, shown=NAMES).get("alpha").rating
+    assert await boards.rating("alpha", GAME) == pytest.approx(fitted, abs=1e-9)
+    assert await store.rating("alpha", GAME) != pytest.approx(fitted, abs=1.0)
+    assert boards.fits == 1
+    # From then on lookups read the cached board, even with a result waiting...
+    late = [("gamma", "alpha", 1.0)] * 5
+    await seed_results(store, GAME, late)
+    clock.now += 10.0
+    assert boards.rating_now("alpha", GAME) == pytest.approx(fitted, abs=1e-9)
+    assert await boards.rating("alpha", GAME) == pytest.approx(fitted, abs=1e-9)
+    assert boards.fits == 1
+    # ...until the board is older than max_age_s: a lookup then schedules a re-read.
+    clock.now += 30.0
+    assert rebuilds == []
+    assert boards.rating_now("alpha", GAME) == pytest.approx(fitted, abs=1e-9)
+    assert len(rebuilds) == 1
+    await rebuilds[0]
+    assert boards.fits == 2
+    refitted = expected_fit([*seeded, *late], shown=NAMES).get("alpha").rating
+    assert boards.rating_now("alpha", GAME) == pytest.approx(refitted, abs=1e-9) != fitted

@@ -118,7 +118,7 @@ async def test_cancel_seek_withdraws(server: ArenaServer, bot: Any) -> None:
     assert [s.bot for s in server.lobby.seeks] == ["bob"]
 
 
-async def test_seeks_read_the_ratings_cached_at_hello_not_the_database(
+async def test_seeks_read_the_boards_built_at_start_not_the_database(
     server: ArenaServer, bot: Any
 ) -> None:
     statements: list[str] = []
@@ -129,8 +129,9 @@ async def test_seeks_read_the_ratings_cached_at_hello_not_the_database(
     event.listen(server.store.engine.sync_engine, "before_cursor_execute", count)
     try:
         alice = await bot("alice")
-        assert server.store.cached_rating("alice", "connect4") == (True, None)  # not rated yet
-        assert server.store.cached_rating("alice", "uttt") == (True, None)
+        # The server built every game's board before it listened: not rated yet, 1500.
+        assert server.leaderboards.rating_now("alice", "connect4") == 1500.0
+        assert server.leaderboards.rating_now("alice", "uttt") == 1500.0
         after_hello = len(statements)
         # Every seek, the first included, takes the synchronous path; errors are answered
         # the same way.

@@ -66,7 +66,7 @@ def a_batch(ids: dict[str, int]) -> PlainBatch:
 
 
 async def write(store: Store, batch: PlainBatch) -> list[object]:
-    sql = BatchSql(store.engine.dialect.name, store.k_factor)
+    sql = BatchSql(store.engine.dialect.name, store.rating_model)
     async with store._write() as session:  # the store's own write transaction
         outcomes = await session.run_sync(sql.write, batch)
     return [outcome for _, outcome in outcomes]

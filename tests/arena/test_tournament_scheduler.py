@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from http_schema import ROUTES, check_def, check_route
 
+from arena.cli.main import main as arena_main
 from arena.server import ArenaServer
 from arena.store import Store
 from arena.tournaments.api import create_body
@@ -141,7 +142,7 @@ async def test_a_removed_bot_forfeits_its_remaining_games(
 
 
 async def test_an_sprt_stops_at_h1_and_a_gauntlet_plays_the_challenger_only(
-    server: ArenaServer, autobots: Bots
+    server: ArenaServer, autobots: Bots, capsys: pytest.CaptureFixture[str]
 ) -> None:
     await autobots("alice")
     await autobots("bob", resign=True)
@@ -156,11 +157,29 @@ async def test_an_sprt_stops_at_h1_and_a_gauntlet_plays_the_challenger_only(
     assert status["sprt"]["verdict"] == "H1"
     assert status["sprt"]["llr"] >= status["sprt"]["upper"]
     assert status["progress"]["counted"] == status["sprt"]["verdict_games"] < 200
+    played = status["progress"]["done"]
+    assert status["progress"]["total"] == played  # it ended with its verdict, not at 200
     gauntlet = settings(("alice", "bob", "carol"), format="gauntlet", games_per_pair=4)
-    tid = await scheduler.create(gauntlet, OpeningSuite("test", ((),)))
-    status = await wait_until(server, tid, "finished")
+    gid = await scheduler.create(gauntlet, OpeningSuite("test", ((),)))
+    status = await wait_until(server, gid, "finished")
     assert [m["bots"] for m in status["meetings"]] == [["alice", "bob"], ["alice", "carol"]]
     assert status["crosstable"]["totals"][0] == {"points": 8.0, "games": 8}
+    leader = status["leader"]
+    # The list (API and ``arena tournament list``) gives the games played, not "of 200",
+    # and each one's verdict or leader.
+    listed = {row["id"]: row for row in await scheduler.listing()}
+    assert (listed[tid]["games"], listed[tid]["total"]) == (played, played)
+    assert listed[tid]["sprt"]["verdict"] == "H1" and listed[gid]["leader"] == leader
+    db = str(server.store.engine.url.database)
+    code = await asyncio.to_thread(arena_main, ["tournament", "list", "--db", db])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = {int(line.split()[0]): line for line in out.splitlines() if line[:1].isdigit()}
+    assert "leader / verdict" in out.splitlines()[0]
+    assert re.search(rf" {played} +H1 accepted after {played} games ", lines[tid])
+    assert f"/{played}" not in lines[tid]
+    said = re.escape(f"alice {leader['rating']:+.0f} ± {leader['ci95']:.0f} ")
+    assert re.search(" 8 +" + said, lines[gid])
 
 
 async def test_an_infrastructure_abort_is_replayed_and_no_shows_end_void(

@@ -51,7 +51,8 @@ def test_play_never_changes_the_state_it_was_called_on(name: str, picks: list[in
     assert [(s.encode(), s.moves, s.legal_moves(), s.outcome()) for s in states] == snapshots
 
 
-@given(game_names, choices)
+# Othello turns discs over and passes: its counts are checked against OpenSpiel instead.
+@given(st.sampled_from([g for g in GAMES if g != "othello"]), choices)
 def test_stone_counts_follow_the_moves(name: str, picks: list[int]) -> None:
     for state in walk(name, picks):
         x, o = stone_counts(state)

@@ -13,6 +13,7 @@ from wire_samples import MESSAGE_CLASSES, WIRE_SETTINGS, json_values, validate, 
 
 import protocol.messages
 from protocol.errors import ProtocolError
+from protocol.games import GAMES
 from protocol.messages import (
     CLIENT_MESSAGE_TYPES,
     SERVER_MESSAGE_TYPES,
@@ -33,7 +34,13 @@ from protocol.messages.fields import (
     field_table,
 )
 from protocol.messages.spec import Wire
-from protocol.schema import build_schema, load_schema, render_schema
+from protocol.schema import (
+    HTTP_SCHEMA_FILE,
+    build_schema,
+    load_schema,
+    render_http_schema,
+    render_schema,
+)
 
 SCHEMA_FILE = Path(__file__).parents[2] / "protocol" / "schema.json"
 SCHEMA = build_schema()
@@ -158,3 +165,15 @@ def test_schema_and_parser_agree_on_mutated_messages(
     raw = data.draw(_mutated(cls))
     direction = "ClientMessage" if cls in CLIENT_MESSAGE_TYPES.values() else "ServerMessage"
     assert validate(raw, SCHEMA["$defs"][direction], SCHEMA) == _parses(cls, raw), raw
+
+
+def test_http_schema_game_names_are_the_registry() -> None:
+    committed = HTTP_SCHEMA_FILE.read_text(encoding="utf-8")
+    assert committed == render_http_schema(committed), (
+        "protocol/http-schema.json's Game enum is stale: run python -m protocol.schema --write"
+    )
+    schema = json.loads(committed)
+    assert schema["$defs"]["Game"]["enum"] == list(GAMES)
+    # Every game field of the API refers to that one enum; none lists games by hand.
+    assert committed.count('"$ref": "#/$defs/Game"') >= 2
+    assert committed.count('"uttt-quick"') == 1

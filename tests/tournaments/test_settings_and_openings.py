@@ -13,7 +13,7 @@ from arena.tournaments import suites
 from arena.tournaments.openings import SUITE_DIR, SUITES, load_openings, parse_openings
 from arena.tournaments.schedule import build_schedule, pairings
 from arena.tournaments.settings import TournamentSettings
-from protocol.games import new_game
+from protocol.games import GAMES, game_spec, new_game
 
 BASE = TournamentSettings(game="connect4", format="round-robin", bots=("a", "b", "c"))
 SPRT = TournamentSettings(
@@ -105,30 +105,32 @@ def test_shipped_suites_are_what_the_generator_makes(name: str) -> None:
     shipped = (SUITE_DIR / f"{name}.txt").read_text()
     assert shipped == suites.suite_text(name)
     openings = load_openings(f"builtin:{name}", SUITES[name]).openings
-    game, plies, merged = suites.RECIPES[name]
-    assert all(len(o) == plies for o in openings)
+    game = SUITES[name]
+    recipe = game_spec(game).suite(name)
+    merged = recipe.merge_symmetric
+    assert all(len(o) == recipe.plies for o in openings)
     # No two openings are the same position (up to symmetry when the suite merges).
-    symmetries = suites.SYMMETRIES[game] if merged else (lambda move: move,)
+    symmetries = game_spec(game).symmetries if merged else (lambda move: move,)
     keys = [suites.position_key(game, o, symmetries) for o in openings]
     assert len(set(keys)) == len(keys)
     if not merged:
         assert len(openings) == 49  # connect4: every position after 2 plies
 
 
-def test_the_symmetry_maps_are_symmetries_of_the_rules() -> None:
+@pytest.mark.parametrize("game", GAMES)
+def test_the_symmetry_maps_are_symmetries_of_the_rules(game: str) -> None:
     # A mirrored or rotated game is legal move for move and ends the same way.
-    for game in ("connect4", "uttt", "tictactoe"):
-        for symmetry in suites.SYMMETRIES[game]:
-            state = new_game(game)
-            mirrored = new_game(game)
-            for ply in range(12):
-                legal = state.legal_moves()
-                assert sorted(symmetry(m) for m in legal) == mirrored.legal_moves()
-                move = legal[(7 * ply + 3) % len(legal)]
-                state, mirrored = state.play(move), mirrored.play(symmetry(move))
-                if state.outcome() is not None:
-                    break
-            assert (state.outcome() is None) == (mirrored.outcome() is None)
+    for symmetry in game_spec(game).symmetries:
+        state = new_game(game)
+        mirrored = new_game(game)
+        for ply in range(12):
+            legal = state.legal_moves()
+            assert sorted(symmetry(m) for m in legal) == mirrored.legal_moves()
+            move = legal[(7 * ply + 3) % len(legal)]
+            state, mirrored = state.play(move), mirrored.play(symmetry(move))
+            if state.outcome() is not None:
+                break
+        assert (state.outcome() is None) == (mirrored.outcome() is None)
 
 
 def test_forced_result_sees_a_win_in_one_and_a_lost_position() -> None:

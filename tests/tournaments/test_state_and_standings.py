@@ -58,6 +58,23 @@ def test_no_shows_make_a_slot_void_and_it_is_not_played_again() -> None:
     assert not state.record(result(state, 1, 0, 1.0, 0))  # a void slot never counts
 
 
+def test_tally_counts_a_result_a_no_show_or_nothing() -> None:
+    state = make_state(RR, rounds=1)
+    ended = {"match_id": "m", "ended_at": T0}
+    # Seat b moved first in game 1: seat 0's win is a loss for the pair's seat a.
+    assert not state.tally((0, 1), winner=0, termination="line", fault=None, **ended)
+    assert (state.results[(0, 1)].score_a, state.results[(0, 1)].termination) == (0.0, "line")
+    assert state.tally((0, 0), winner=None, termination="draw", fault=None, **ended)
+    assert state.results[(0, 0)].score_a == 0.5
+    # An abort by the infrastructure counts nothing; one without a fault is a no-show.
+    for _ in range(MAX_NO_SHOWS):
+        state.tally((1, 0), winner=None, termination="aborted", fault="infrastructure", **ended)
+    assert state.no_shows[(1, 0)] == 0 and (1, 0) in set(state.pending())
+    for _ in range(MAX_NO_SHOWS):
+        assert not state.tally((1, 0), winner=None, termination="aborted", fault=None, **ended)
+    assert state.no_shows[(1, 0)] == MAX_NO_SHOWS and (1, 0) not in set(state.pending())
+
+
 def test_a_removed_bot_forfeits_what_is_left_in_points_never_in_statistics() -> None:
     state = make_state(RR, rounds=1)
     pair_ab = next(p for p in state.pairs if {p.seat_a, p.seat_b} == {0, 1})

@@ -200,12 +200,19 @@ async def test_the_tournaments_list_shows_each_leader_or_sprt_verdict(
     await expect(cell(world.sprt_done)).to_have_text(
         f"H1 accepted after {sprt['verdict_games']} games"
     )
+    # Its games are the games it played: it ended with its verdict, not at its max games.
+    done = (await status(world.sprt_done))["progress"]["done"]
+    games = page.locator(f"tr[data-id='{world.sprt_done}'] td.games")
+    await expect(games).to_have_text(str(done))
     # The SPRT whose bots never came is running, its LLR still 0 between the bounds.
     waiting = (await status(world.sprt_waiting))["sprt"]
     await expect(cell(world.sprt_waiting)).to_have_attribute("data-verdict", "running")
     await expect(cell(world.sprt_waiting)).to_have_text(
         f"running, LLR 0.00 in [{waiting['lower']:.2f}, {waiting['upper']:.2f}]"
     )
+    planned = (await status(world.sprt_waiting))["progress"]["total"]
+    waiting_games = page.locator(f"tr[data-id='{world.sprt_waiting}'] td.games")
+    await expect(waiting_games).to_have_text(f"0 / {planned}")
     # The API's list carries the status's own leader and SPRT fields (no second computation).
     listing = await page.evaluate("fetch('/api/tournaments').then(r => r.json())")
     check_route("/api/tournaments", 200, listing)  # the documented body

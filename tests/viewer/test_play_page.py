@@ -12,18 +12,13 @@ the evaluation graph drawn. The game is stored unrated, under the guest account.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
-import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Page, expect
-from viewer_support import PageFactory
+from viewer_support import PageFactory, guest_bot
 
 from arena.play.guests import GUEST_ACCOUNT
 from arena.server import ArenaServer
@@ -38,39 +33,9 @@ async def mcts_bot(
     arena: ArenaServer, tokens: dict[str, str], tmp_path: Path
 ) -> AsyncIterator[str]:
     """``arena-bot`` as alpha: seeded in-process MCTS for Connect Four, taking challenges only."""
-    log = (tmp_path / "alpha.log").open("wb")
-    argv = [
-        sys.executable, "-m", "bots.client.cli",
-        "--url", f"ws://127.0.0.1:{arena.port}",
-        "--name", "alpha",
-        "--game", "connect4",
-        "--strategy", "mcts:sims=300,workers=0,seed=1",
-        "--no-seek",
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        argv,
-        env={**os.environ, "ARENA_BOT_TOKEN": tokens["alpha"]},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        for _ in range(600):  # a cold Numba cache compiles the kernels first
-            if "alpha" in arena.gateway.guest_games:
-                break
-            assert proc.poll() is None, (tmp_path / "alpha.log").read_text()
-            await asyncio.sleep(0.1)
-        else:
-            pytest.fail("arena-bot never logged in")
+    strategy = "mcts:sims=300,workers=0,seed=1"
+    async with guest_bot(arena, tokens["alpha"], tmp_path / "alpha.log", "connect4", strategy):
         yield "alpha"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.to_thread(proc.wait, 15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
 
 
 async def play_state(page: Page) -> str:

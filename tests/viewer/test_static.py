@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from arena.live.viewer import CONTENT_TYPES, STATIC_DIR, resolve_static_path, static_response
+from arena.live.viewer import (
+    CONTENT_TYPES,
+    GAMES_MODULE,
+    STATIC_DIR,
+    resolve_static_path,
+    static_response,
+)
 from arena.server import ArenaServer
+from protocol.games import GAMES, game_spec
 
 
 def test_pages_map_to_their_html() -> None:
@@ -54,11 +62,33 @@ def test_every_shipped_file_is_servable() -> None:
 
 
 def test_javascript_imports_point_at_shipped_modules() -> None:
-    """No build step: every relative import must name a file that is really there."""
+    """No build step: every relative import must name a file that is really there
+    (or the one module the server makes, the registered games)."""
     pattern = re.compile(r"""from\s+["'](\.{1,2}/[^"']+)["']""")
+    generated = STATIC_DIR / GAMES_MODULE.removeprefix("/static/")
     for module in STATIC_DIR.rglob("*.js"):
         for target in pattern.findall(module.read_text()):
-            assert (module.parent / target).resolve().is_file(), f"{module.name}: {target}"
+            path = (module.parent / target).resolve()
+            assert path.is_file() or path == generated, f"{module.name}: {target}"
+    assert not generated.exists(), "games.js is made from the registry, not shipped"
+
+
+def test_the_games_module_is_the_registry_with_a_board_module_for_each_game() -> None:
+    served = static_response(GAMES_MODULE)
+    assert served is not None and served.status == 200
+    assert served.content_type == "text/javascript; charset=utf-8"
+    head, _, rest = served.body.decode().partition("export const GAMES = ")
+    assert head.startswith("//") and rest.endswith(";\n")
+    games = json.loads(rest.removesuffix(";\n"))
+    assert [g["name"] for g in games] == list(GAMES)
+    for entry in games:
+        spec = game_spec(entry["name"])
+        board = STATIC_DIR / "js" / "boards" / f"{entry['board']}.js"
+        assert board.is_file(), f"{spec.name}: no viewer board module {board.name}"
+        assert f'"{spec.name}"' in board.read_text(), f"{board.name} draws no {spec.name}"
+        assert entry["terminations"] == {t.value: w for t, w in spec.terminations.items()}
+    again = static_response(GAMES_MODULE, if_none_match=served.headers["ETag"])
+    assert again is not None and again.status == 304
 
 
 @pytest.mark.parametrize(

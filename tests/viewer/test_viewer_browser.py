@@ -21,7 +21,7 @@ from playwright.async_api import Page, WebSocket, expect
 from viewer_support import BotsFactory, PageFactory, ScriptedBot
 
 from arena.server import ArenaServer
-from protocol.games import new_game
+from protocol.games import GAMES, Termination, game_spec, new_game
 
 Shot = Callable[[Page, str], Awaitable[Path]]
 
@@ -312,10 +312,14 @@ async def test_missing_match_says_so(arena: ArenaServer, open_page: PageFactory)
 async def test_board_rules_in_javascript_match_the_python_rules(
     arena: ArenaServer, open_page: PageFactory
 ) -> None:
-    """Replays rebuild positions in JS; they must equal protocol.games' encodings."""
+    """Replays rebuild positions in JS; they must equal protocol.games' encodings.
+
+    The viewer draws every registered game, the registry's list served to it,
+    and words each game's rules endings as its spec does.
+    """
     rng = random.Random(2024)
     games = []
-    for name in ("connect4", "tictactoe", "uttt", "uttt-quick"):
+    for name in GAMES:
         for _ in range(25):
             state = new_game(name)
             moves, positions = [], [state.encode()]
@@ -327,17 +331,27 @@ async def test_board_rules_in_javascript_match_the_python_rules(
             games.append({"game": name, "moves": moves, "positions": positions})
     page = await open_page()
     await page.goto(base_url(arena) + "/")
-    mismatches = await page.evaluate(
+    mismatches, names, words = await page.evaluate(
         """async (games) => {
-            const { gameFor, positionsAfter } = await import('/static/js/boards/index.js');
+            const { GAME_NAMES, gameFor, positionsAfter } = await import(
+                '/static/js/boards/index.js');
+            const { describeTermination } = await import('/static/js/dom.js');
             const bad = [];
             for (const g of games) {
                 const got = positionsAfter(gameFor(g.game), g.moves);
                 const at = got.findIndex((p, i) => p !== g.positions[i]);
                 if (at >= 0) bad.push([g.game, at, got[at], g.positions[at]]);
             }
-            return bad;
+            const words = GAME_NAMES.map((name) => ["line", "draw", "timeout"].map(
+                (end) => describeTermination(end, name)));
+            return [bad, GAME_NAMES, words];
         }""",
         games,
     )
     assert mismatches == []
+    assert names == list(GAMES)
+    assert words == [
+        [game_spec(name).termination_text(Termination(end)) for end in ("line", "draw")]
+        + ["time ran out"]
+        for name in GAMES
+    ]

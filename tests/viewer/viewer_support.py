@@ -6,14 +6,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import random
-from collections.abc import Awaitable, Callable
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Page
 from websockets.asyncio.client import ClientConnection
 
+from arena.server import ArenaServer
 from protocol.messages import MatchEnd, MatchStart, ServerMessage, YourTurn, parse_server_message
 
 
@@ -131,3 +138,42 @@ PageFactory = Callable[..., Awaitable[Page]]
 
 BotsFactory = Callable[..., Awaitable[tuple[ScriptedBot, ScriptedBot]]]
 """``x, o = await start_match(game, names=..., gated=..., scripts=...)``: bots by seat."""
+
+
+@contextlib.asynccontextmanager
+async def guest_bot(
+    arena: ArenaServer, token: str, log_path: Path, game: str, strategy: str, name: str = "alpha"
+) -> AsyncIterator[str]:
+    """A real ``arena-bot`` process taking challenges only (guests included) for ``game``."""
+    argv = [
+        sys.executable, "-m", "bots.client.cli",
+        "--url", f"ws://127.0.0.1:{arena.port}",
+        "--name", name,
+        "--game", game,
+        "--strategy", strategy,
+        "--no-seek",
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            argv,
+            env={**os.environ, "ARENA_BOT_TOKEN": token},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            for _ in range(600):  # a cold Numba cache compiles the kernels first
+                if name in arena.gateway.guest_games:
+                    break
+                assert proc.poll() is None, log_path.read_text()
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError(f"arena-bot {name} never logged in")
+            yield name
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.to_thread(proc.wait, 15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

@@ -1,6 +1,8 @@
 // Small DOM and formatting helpers shared by the pages. Text always goes in as
 // text nodes (never innerHTML), so bot names from the server cannot inject markup.
 
+import { GAMES } from "./games.js";
+
 /** Create an element: el("a", {href: "/", class: "x"}, "text", child, ...). */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -108,15 +110,12 @@ const TERMINATIONS = {
   aborted: "aborted",
 };
 
-/** Why a game ended, in words. */
+/** Each game's words for the endings its rules decide (from the game registry). */
+const GAME_TERMINATIONS = new Map(GAMES.map((spec) => [spec.name, spec.terminations]));
+
+/** Why a game ended, in words: the game's own for a rules ending, else the referee's. */
 export function describeTermination(termination, game) {
-  if (termination === "line") {
-    if (game === "connect4") return "four in a row";
-    if (game === "uttt-quick") return "first local board won";
-    if (game === "uttt") return "three boards in a row";
-    return "three in a row";
-  }
-  return TERMINATIONS[termination] ?? termination ?? "";
+  return GAME_TERMINATIONS.get(game)?.[termination] ?? TERMINATIONS[termination] ?? termination ?? "";
 }
 
 /**

@@ -57,9 +57,9 @@ function send(message) {
   if (play.ws && play.ws.readyState === WebSocket.OPEN) play.ws.send(JSON.stringify(message));
 }
 
-/** The move a click on the board means: a Connect Four cell stands for its column. */
+/** The move a click on the board means (a Connect Four cell stands for its column). */
 function moveOfCell(cell) {
-  return play.game.name === "connect4" ? cell % 7 : cell;
+  return play.game.moveOfCell ? play.game.moveOfCell(cell) : cell;
 }
 
 function renderMoves() {

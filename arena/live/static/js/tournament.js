@@ -50,6 +50,14 @@ function headlineCell(row) {
     el("strong", {}, leader.bot), ` ${signed(leader.rating)} ± ${Math.round(leader.ci95)}`);
 }
 
+/** The list's "Games" cell: "12 / 40" while a tournament can still play; once finished,
+ * the games it played (an SPRT ends at its verdict, not at its max games). */
+function gamesCell(row) {
+  const finished = row.status === "finished";
+  return el("td", { class: "num games", title: finished ? "games played" : "games played / planned" },
+    finished ? `${row.games}` : `${row.games} / ${row.total}`);
+}
+
 function listTable(rows) {
   if (!rows.length) return el("p", { class: "muted" }, "No tournaments yet.");
   return el("div", { class: "table-scroll" }, el("table", { class: "tournaments" },
@@ -68,7 +76,7 @@ function listTable(rows) {
       el("td", {}, row.game),
       el("td", {}, row.format),
       el("td", {}, el("span", { class: "status-badge", dataset: { status: row.status } }, row.status)),
-      el("td", { class: "num" }, `${row.games} / ${row.total}`),
+      gamesCell(row),
       headlineCell(row))))));
 }
 

@@ -177,5 +177,6 @@ export const connect4 = {
   sideToMove: sideOf,
   winningCells,
   formatMove: (move) => `col ${move}`,
+  moveOfCell: (cell) => cell % COLUMNS,
   createBoard,
 };

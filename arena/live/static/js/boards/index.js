@@ -1,14 +1,27 @@
-// The board registry: one module per game, one line here (like protocol/games).
+// The board registry: one module per board, none listed here. Which games there are
+// and which module draws each comes from the arena's game registry (protocol.games),
+// served as ../games.js; a board module exports one game object per game it draws.
 //
 // Every game object has: name, title, initialPosition, applyMove(position, move)
 // -> position, sideToMove(position) -> 0|1, winningCells(position), formatMove(move),
-// createBoard(container, {mini}) -> {element, update({position, lastMove, stats, animate})}.
+// createBoard(container, {mini}) -> {element, update({position, lastMove, stats, animate})},
+// and optionally moveOfCell(cell) -> move, for a board whose cells are not its moves.
 
-import { connect4 } from "./connect4.js";
-import { tictactoe } from "./tictactoe.js";
-import { uttt, utttQuick } from "./uttt.js";
+import { GAMES } from "../games.js";
 
-const REGISTRY = new Map([connect4, tictactoe, uttt, utttQuick].map((game) => [game.name, game]));
+/** The game object called `name` among a board module's exports, if there is one. */
+function exported(module, name) {
+  return Object.values(module).find((value) => value && value.name === name);
+}
+
+// A board module that fails to load costs only its own games: the rest still draw.
+const loaded = await Promise.allSettled(GAMES.map((spec) => import(`./${spec.board}.js`)));
+const REGISTRY = new Map();
+GAMES.forEach((spec, i) => {
+  const game = loaded[i].status === "fulfilled" ? exported(loaded[i].value, spec.name) : null;
+  if (game) REGISTRY.set(spec.name, game);
+  else console.warn(`no board for ${spec.name} in boards/${spec.board}.js`);
+});
 
 /** Names of the games the viewer can draw, in display order. */
 export const GAME_NAMES = [...REGISTRY.keys()];

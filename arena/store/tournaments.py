@@ -1,0 +1,344 @@
+"""The tournament tables: insert a tournament, read it back, change its status and seats.
+
+Everything a tournament is lives in the database: its settings and status
+(``tournaments``), its bots (``tournament_participants``), its openings and
+schedule (``tournament_openings``, ``tournament_pairs``) and its games, which
+are ordinary ``matches`` rows carrying the tournament, pair and opening. The
+results are never stored twice: a tournament's standing is read from its
+matches (``StoredTournament.matches``), so a server killed at any moment
+resumes from exactly what was committed. ``arena.tournaments.storage`` turns
+these rows into a ``TournamentState``. Each function takes the session of one
+unit of work (``Store.write_session`` / ``read_session``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from arena.errors import TournamentError
+from arena.store.models import (
+    Bot,
+    Match,
+    Move,
+    Node,
+    Tournament,
+    TournamentOpening,
+    TournamentPair,
+    TournamentParticipant,
+)
+from arena.store.queries import utc
+
+ACTIVE = ("pending", "running")
+"""Statuses of a tournament a server schedules."""
+
+_MOVES_PER_READ = 500
+"""Match ids per ``IN (...)`` list when reading moves."""
+
+
+def now() -> datetime:
+    """The time stamps the tournament tables use (aware UTC)."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A tournament's bot in one seat."""
+
+    seat: int
+    bot_id: int
+    name: str
+    removed: bool
+    """Marked removed: it forfeits what it has left to play."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndedGame:
+    """One ended (finished or aborted) match of the tournament, as stored."""
+
+    match_id: str
+    pair: int | None
+    player0_id: int
+    status: str
+    """``finished`` or ``aborted``."""
+    winner: int | None
+    termination: str | None
+    fault: str | None
+    ended_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTournament:
+    """A tournament read back: its row, seats, openings, pairs and ended matches."""
+
+    row: Tournament
+    seats: list[Seat]
+    openings: list[str]
+    """Each opening's moves, space-separated, by number."""
+    pairs: list[tuple[int, int, int, int]]
+    """(number, seat a, seat b, opening) by number."""
+    matches: list[EndedGame]
+    """In the order they ended."""
+
+
+async def insert_tournament(
+    session: AsyncSession,
+    columns: Mapping[str, Any],
+    bots: Sequence[str],
+    openings: Sequence[str],
+    pairs: Sequence[tuple[int, int, int, int]],
+) -> int:
+    """Insert a ``tournaments`` row (``columns``), its ``bots`` by seat, ``openings`` and
+    ``pairs`` (number, seat a, seat b, opening); returns its id.
+
+    Raises ``TournamentError`` naming bots that are not registered (or removed).
+    """
+    found = {
+        name: (bot_id, active)
+        for name, bot_id, active in await session.execute(
+            select(Bot.name, Bot.id, Bot.active).where(Bot.name.in_(bots))
+        )
+    }
+    unknown = [bot for bot in bots if bot not in found or not found[bot][1]]
+    if unknown:
+        raise TournamentError(
+            f"unknown bot{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+            " (register with `arena bots add`)"
+        )
+    row = Tournament(**columns)
+    session.add(row)
+    await session.flush()
+    tournament_id = row.id
+    await session.execute(
+        insert(TournamentParticipant),
+        [
+            {"tournament_id": tournament_id, "seat": seat, "bot_id": found[bot][0]}
+            for seat, bot in enumerate(bots)
+        ],
+    )
+    await session.execute(
+        insert(TournamentOpening),
+        [
+            {"tournament_id": tournament_id, "number": n, "moves": moves}
+            for n, moves in enumerate(openings)
+        ],
+    )
+    await session.execute(
+        insert(TournamentPair),
+        [
+            {
+                "tournament_id": tournament_id,
+                "number": number,
+                "seat_a": seat_a,
+                "seat_b": seat_b,
+                "opening": opening,
+            }
+            for number, seat_a, seat_b, opening in pairs
+        ],
+    )
+    return tournament_id
+
+
+async def load_tournament(session: AsyncSession, tournament_id: int) -> StoredTournament:
+    """Everything stored of the tournament; ``TournamentError`` if there is none."""
+    row = await session.get(Tournament, tournament_id)
+    if row is None:
+        raise TournamentError(f"no tournament {tournament_id}")
+    seats = [
+        Seat(seat, bot_id, name, removed_at is not None)
+        for seat, bot_id, name, removed_at in await session.execute(
+            select(TournamentParticipant.seat, Bot.id, Bot.name, TournamentParticipant.removed_at)
+            .join(Bot, Bot.id == TournamentParticipant.bot_id)
+            .where(TournamentParticipant.tournament_id == tournament_id)
+            .order_by(TournamentParticipant.seat)
+        )
+    ]
+    openings = list(
+        await session.scalars(
+            select(TournamentOpening.moves)
+            .where(TournamentOpening.tournament_id == tournament_id)
+            .order_by(TournamentOpening.number)
+        )
+    )
+    pairs = [
+        (number, a, b, opening)
+        for number, a, b, opening in await session.execute(
+            select(
+                TournamentPair.number,
+                TournamentPair.seat_a,
+                TournamentPair.seat_b,
+                TournamentPair.opening,
+            )
+            .where(TournamentPair.tournament_id == tournament_id)
+            .order_by(TournamentPair.number)
+        )
+    ]
+    # An ended match always has its end time (``ended_at`` is nullable for live ones).
+    matches = [
+        EndedGame(
+            match_id, pair, player0, status, winner, termination, fault, utc(cast(Any, ended_at))
+        )
+        for match_id, pair, player0, status, winner, termination, fault, ended_at in (
+            await session.execute(
+                select(
+                    Match.id,
+                    Match.tournament_pair,
+                    Match.player0_id,
+                    Match.status,
+                    Match.winner,
+                    Match.termination,
+                    Match.fault,
+                    Match.ended_at,
+                )
+                .where(Match.tournament_id == tournament_id, Match.status != "live")
+                .order_by(Match.ended_at, Match.id)
+            )
+        )
+    ]
+    return StoredTournament(row, seats, openings, pairs, matches)
+
+
+async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
+    """Every tournament, newest first: id, name, game, format, status, games counted, total."""
+    counted = (
+        select(Match.tournament_id, func.count().label("games"))
+        .where(Match.tournament_id.is_not(None), Match.status == "finished")
+        .group_by(Match.tournament_id)
+        .subquery()
+    )
+    pairs = (
+        select(TournamentPair.tournament_id, func.count().label("pairs"))
+        .group_by(TournamentPair.tournament_id)
+        .subquery()
+    )
+    rows = await session.execute(
+        select(Tournament, counted.c.games, pairs.c.pairs)
+        .outerjoin(counted, counted.c.tournament_id == Tournament.id)
+        .outerjoin(pairs, pairs.c.tournament_id == Tournament.id)
+        .order_by(Tournament.id.desc())
+    )
+    return [
+        {
+            "id": t.id,
+            "name": t.name,
+            "game": t.game,
+            "format": t.format,
+            "status": t.status,
+            "verdict": t.verdict,
+            "games": games or 0,
+            "total": 2 * (total or 0),
+            "created_at": utc(t.created_at).isoformat(),
+        }
+        for t, games, total in rows
+    ]
+
+
+async def active_ids(session: AsyncSession) -> dict[int, str]:
+    """Id -> status of every tournament that is pending, running or paused."""
+    rows = await session.execute(
+        select(Tournament.id, Tournament.status).where(Tournament.status.in_((*ACTIVE, "paused")))
+    )
+    return {tournament_id: status for tournament_id, status in rows}
+
+
+async def claim(session: AsyncSession, tournament_id: int, node_id: str) -> bool:
+    """Make ``node_id`` the tournament's scheduler unless another live node is."""
+    result = await session.execute(
+        update(Tournament)
+        .where(
+            Tournament.id == tournament_id,
+            or_(
+                Tournament.node_id.is_(None),
+                Tournament.node_id == node_id,
+                Tournament.node_id.not_in(select(Node.id)),
+            ),
+        )
+        .values(node_id=node_id)
+        .execution_options(synchronize_session=False)
+    )
+    return cast(CursorResult[Any], result).rowcount == 1
+
+
+async def set_status(session: AsyncSession, tournament_id: int, status: str, **values: Any) -> None:
+    """Set the tournament's status and any other columns given (``ended_at=...``)."""
+    await session.execute(
+        update(Tournament)
+        .where(Tournament.id == tournament_id)
+        .values(status=status, **values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def change_status(session: AsyncSession, tournament_id: int, action: str) -> str:
+    """``pause``, ``resume`` or ``cancel`` the tournament; returns its new status.
+
+    Raises ``TournamentError`` for an unknown tournament or an action its
+    status does not allow (a finished tournament cannot be resumed).
+    """
+    row = await session.get(Tournament, tournament_id)
+    if row is None:
+        raise TournamentError(f"no tournament {tournament_id}")
+    allowed = {
+        "pause": ("pending", "running"),
+        "resume": ("paused",),
+        "cancel": ("pending", "running", "paused"),
+    }
+    if action not in allowed:
+        raise TournamentError(f"unknown action {action!r}")
+    if row.status not in allowed[action]:
+        raise TournamentError(f"tournament {tournament_id} is {row.status}: cannot {action} it")
+    values: dict[str, Any] = {}
+    if action == "pause":
+        status = "paused"
+    elif action == "resume":
+        status = "running" if row.started_at is not None else "pending"
+    else:
+        status, values["ended_at"] = "cancelled", now()
+    await set_status(session, tournament_id, status, **values)
+    return status
+
+
+async def inactive_seats(session: AsyncSession, tournament_id: int) -> list[int]:
+    """Seats not yet marked removed whose bot was removed from the arena."""
+    return list(
+        await session.scalars(
+            select(TournamentParticipant.seat)
+            .join(Bot, Bot.id == TournamentParticipant.bot_id)
+            .where(
+                TournamentParticipant.tournament_id == tournament_id,
+                TournamentParticipant.removed_at.is_(None),
+                Bot.active.is_(False),
+            )
+        )
+    )
+
+
+async def mark_removed(session: AsyncSession, tournament_id: int, seats: list[int]) -> None:
+    """Mark ``seats`` removed: from now on they forfeit what they have left to play."""
+    await session.execute(
+        update(TournamentParticipant)
+        .where(
+            TournamentParticipant.tournament_id == tournament_id,
+            TournamentParticipant.seat.in_(seats),
+        )
+        .values(removed_at=now())
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def moves_of(session: AsyncSession, match_ids: Sequence[str]) -> dict[str, list[int]]:
+    """The moves of each of ``match_ids`` that has any, in ply order."""
+    moves: dict[str, list[int]] = {}
+    for start in range(0, len(match_ids), _MOVES_PER_READ):
+        for match_id, move in await session.execute(
+            select(Move.match_id, Move.move)
+            .where(Move.match_id.in_(match_ids[start : start + _MOVES_PER_READ]))
+            .order_by(Move.match_id, Move.ply)
+        ):
+            moves.setdefault(match_id, []).append(move)
+    return moves
