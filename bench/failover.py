@@ -117,7 +117,7 @@ class Bench:
             token = (self.work / "tokens" / name).read_text().strip()
             self.bots.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "bots.client_cli", "--url", urls, "--name", name,
+                    [sys.executable, "-m", "bots.client.cli", "--url", urls, "--name", name,
                      "--game", "connect4", "--strategy", "random", "--move-ms", "300",
                      "--games", "100000", "--quiet"],
                     env={**self.env, "ARENA_BOT_TOKEN": token},

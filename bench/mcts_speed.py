@@ -58,7 +58,7 @@ def ours(game: str, seconds: float, repeats: int) -> float:
 
 def ours_python(game: str, seconds: float, repeats: int) -> float:
     """Our generic Python UCT (the fallback engine)."""
-    from bots.mcts import python_search
+    from bots.strategies.mcts import python_search
 
     state = new_game(game)
 

@@ -22,8 +22,8 @@ import statistics
 import time
 
 from bots.kernels import kernel_search, warm_up
-from bots.solver import Solver
-from bots.solver import warm_up as warm_up_solver
+from bots.strategies.solver import Solver
+from bots.strategies.solver import warm_up as warm_up_solver
 from protocol.games import Connect4State
 
 SEED = 7

@@ -7,7 +7,7 @@ The positions: seeded uniformly random play of 8 to 16 plies (a uniform
 number of plies per position; finished games and repeats skipped), kept only
 where the choice matters, i.e. some legal move does not keep the position's
 win/draw/loss value. Every move of every position is solved exactly by
-``bots.solver`` (no budget), and the set with its scores is cached in
+``bots.strategies.solver`` (no budget), and the set with its scores is cached in
 ``bench/data/value_kept.txt`` (``--rebuild`` solves it again from the seed).
 
 For each strategy at ``--ms`` per move (its default workers), one move per
@@ -32,7 +32,7 @@ from pathlib import Path
 from arena.cli.bots_command import match_verdict
 from bots import make_strategy_from_spec
 from bots.match import play_match
-from bots.solver import Solver
+from bots.strategies.solver import Solver
 from protocol.games import Connect4State
 
 DATA = Path(__file__).parent / "data" / "value_kept.txt"

@@ -18,7 +18,7 @@ import textwrap
 import time
 from collections.abc import Callable, Sequence
 
-from bots.client_cli import non_negative_int, positive_int
+from bots.client.cli import non_negative_int, positive_int
 from bots.match import GameRecord, MatchResult, play_match
 from bots.strategy import STRATEGIES, StrategyError, strategy_class
 from protocol.games import GAMES

@@ -172,12 +172,12 @@ def timed_info(start: float, simulations: int, **fields: Any) -> SearchInfo:
 
 
 _REGISTRY: dict[str, str] = {
-    "random": "bots.random_bot:RandomStrategy",
-    "mcts": "bots.mcts:MCTSStrategy",
-    "mcts-heavy": "bots.mcts:HeavyMCTSStrategy",
-    "greedy": "bots.heuristic:GreedyStrategy",
-    "alphabeta": "bots.heuristic:AlphaBetaStrategy",
-    "solver": "bots.solver_strategy:SolverStrategy",
+    "random": "bots.strategies.random_bot:RandomStrategy",
+    "mcts": "bots.strategies.mcts:MCTSStrategy",
+    "mcts-heavy": "bots.strategies.mcts:HeavyMCTSStrategy",
+    "greedy": "bots.strategies.heuristic:GreedyStrategy",
+    "alphabeta": "bots.strategies.heuristic:AlphaBetaStrategy",
+    "solver": "bots.strategies.solver_strategy:SolverStrategy",
     "ugi": "bots.ugi.strategy:UGIStrategy",
 }
 

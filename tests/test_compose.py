@@ -2,7 +2,7 @@
 
 Every command the compose file runs must be one this package really accepts:
 console scripts from ``[project.scripts]``, arguments parsed by the real
-argparse parsers of ``arena.cli`` and ``bots.client_cli``, strategy specs known
+argparse parsers of ``arena.cli`` and ``bots.client.cli``, strategy specs known
 to the strategy registry. Every service must have what it needs (an image or a
 build, declared volumes, ``depends_on`` naming real services, a healthcheck
 where a dependant waits for health). The bot entrypoint's shell wrapper and the
@@ -28,7 +28,7 @@ import pytest
 from arena.cli import main as arena_main
 from arena.cli.main import build_parser as arena_parser
 from arena.live.mqtt_topics import parse_broker_url
-from bots.client_cli import _parser as bot_parser
+from bots.client.cli import _parser as bot_parser
 from bots.strategy import ALIASES, parse_spec, strategy_class
 
 yaml = pytest.importorskip("yaml", reason="PyYAML parses docker-compose.yml")

@@ -1,6 +1,6 @@
 """Solved values: what a solve proved about a position, a move's verdict, and their words.
 
-Scores are Pascal Pons' (``bots.solver``), from the side to move: ``22 - s``
+Scores are Pascal Pons' (``bots.strategies.solver``), from the side to move: ``22 - s``
 when it wins with its ``s``-th stone, ``s - 22`` when the opponent wins with
 its ``s``-th stone, 0 for a draw. In plies from a position with ``stones``
 stones on the board, a win scoring ``v > 0`` comes with the side to move's

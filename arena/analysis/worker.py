@@ -1,11 +1,10 @@
-"""The process-pool side of ``arena analyse``: solve one position with ``bots.solver``.
+"""The process-pool side of ``arena analyse``: solve one position with ``bots.strategies.solver``.
 
-The arena never imports ``bots`` (``DESIGN.md``), with two documented
-exceptions: launchers that start bot processes, and this module, because
-the analysis's yardstick is the project's own Connect Four solver. It is
-imported only by the ``arena analyse`` command, and ``bots.solver`` (Numba)
-only inside the worker processes, so no other command and never the server
-pays for it.
+Outside ``arena.cli``, this is the one arena module that imports ``bots``
+(``tests/test_import_contracts.py``), because the analysis's yardstick is the
+project's own Connect Four solver. It is imported only by the ``arena analyse``
+command, and the solver (Numba) only inside the worker processes, so no other
+command and never the server pays for it.
 """
 
 from __future__ import annotations
@@ -19,16 +18,16 @@ from arena.analysis.values import Solved
 def init_worker() -> None:
     """A worker's start: ignore Ctrl-C (the parent stops the pool), load the kernels."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from bots.solver import warm_up
+    from bots.strategies import warm_up_solver
 
-    warm_up()
+    warm_up_solver()
 
 
 def solve_position(notation: str, budget_ms: float) -> Solved:
     """The value of the unfinished position ``notation`` for the side to move, within
     ``budget_ms`` of wall time: first win/draw/loss (a weak search, much the cheaper),
     then, with what is left, the exact score."""
-    from bots.solver import default_solver, to_state
+    from bots.strategies import default_solver, to_state
 
     solver = default_solver()
     state = to_state(notation)

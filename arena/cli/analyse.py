@@ -10,10 +10,10 @@ match per transaction, so it may run beside a server on the same database
 and be interrupted at any time; a rerun skips what is settled. See
 ``docs/analysis.md``.
 
-This command is the documented exception to "the arena never imports
-``bots``": its worker processes run the project's Connect Four solver
-(``arena.analysis.worker`` imports ``bots.solver``, there only), which is
-the yardstick the analysis measures against. The server never runs it.
+Its worker processes run the project's Connect Four solver
+(``arena.analysis.worker``, the one module outside ``arena.cli`` that may import
+``bots``), which is the yardstick the analysis measures against. The server
+never runs it.
 """
 
 from __future__ import annotations

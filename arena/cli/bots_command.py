@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bots.cli import main as bots_main
-from bots.match import MatchResult
+from bots import MatchResult, cli_main
 
 
 def match_verdict(result: MatchResult) -> str:
@@ -33,4 +32,4 @@ def match_verdict(result: MatchResult) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``bots`` console script."""
-    return bots_main(argv, verdict=match_verdict)
+    return cli_main(argv, verdict=match_verdict)

@@ -10,7 +10,7 @@ directory unless ``--db``; MQTT with ``--mqtt``; the web viewer at ``/``),
 makes sure each demo bot is registered — tokens are kept in
 ``arena-demo-tokens.json`` (mode 0600) next to the database, so a second run
 reuses the same bots and their ratings — and launches every bot as its own
-``python -m bots.client_cli`` process. Before that it loads the bots' search
+``python -m bots.client.cli`` process. Before that it loads the bots' search
 kernels once (compiling them on a machine's first run, with a line saying so),
 so the bot processes find them in the cache; that is the one place the demo
 imports ``bots``, as a launcher of bot processes may. The bots seek matches
@@ -144,8 +144,8 @@ def demo_dir(db_url: str) -> Path:
 async def warm_search_kernels(game: str) -> None:
     """Compile (first run only, with a line on stderr) or load the bots' search kernels once,
     so the bot processes started next load them from the cache instead of each compiling."""
-    from bots.first_run import compile_notice  # a launcher of bot processes may use bots
     from bots.kernels import warm_up
+    from bots.strategies import compile_notice
 
     def warm() -> None:
         with compile_notice():
@@ -156,7 +156,7 @@ async def warm_search_kernels(game: str) -> None:
 
 
 class BotProcess:
-    """One demo bot running ``python -m bots.client_cli`` in its own process group."""
+    """One demo bot running ``python -m bots.client.cli`` in its own process group."""
 
     def __init__(self, name: str, spec: str, argv: list[str], env: dict[str, str]) -> None:
         self.name = name
@@ -235,7 +235,7 @@ def bot_argv(name: str, spec: str, url: str, game: str, move_ms: int) -> list[st
     return [
         sys.executable,
         "-m",
-        "bots.client_cli",
+        "bots.client.cli",
         "--url",
         url,
         "--name",

@@ -6,7 +6,7 @@
         [--anchors random,greedy,alphabeta] [--engine "ugi:./my-engine"] [--reference BOT] \\
         [--out ladder-report] [--resume]
 
-Runs the ladder tournament locally (``arena.tournaments.local``), then
+Runs the ladder tournament locally (``arena.cli.local_tournament``), then
 writes the plot, the table and the status into ``--out``
 (``arena.tournaments.ladder``), with ``--reference`` at Elo 0.
 """
@@ -71,7 +71,7 @@ def register(commands: Subparsers, common: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from arena import runtime  # the runner and its statistics load only when a ladder runs
-    from arena.tournaments.local import (
+    from arena.cli.local_tournament import (
         LocalOptions,
         LocalResult,
         bot_name,

@@ -13,7 +13,7 @@ asked for again. Moves are typed as the protocol numbers them (connect4:
 the columns 0-6 written under the board; the game's ``GameSpec.move_help``
 says it on screen). After each of the bot's moves the
 board is redrawn with what its search reported, the report a bot sends with
-its move in the arena (``bots.choosing.analysis_from``): simulations or
+its move in the arena (``bots.client.choosing.analysis_from``): simulations or
 nodes, the value for the bot, the most visited moves, and (MCTS) the top of
 its search tree as indented text with the principal line marked.
 
@@ -43,7 +43,7 @@ from protocol.messages import TreeNode, principal_line
 from protocol.messages.search import children
 
 if TYPE_CHECKING:
-    from bots.strategy import Strategy
+    from bots import Strategy
     from protocol.messages import Analysis
 
 QUIT = ("q", "quit", "exit")
@@ -98,7 +98,7 @@ def run_play(args: argparse.Namespace) -> int:
 
 def build_strategy(spec: str, game: str, seed: int | None) -> Strategy:
     """The opponent from its spec; a bad spec is an ``ArenaError`` naming what is wrong."""
-    from bots.strategy import StrategyError, make_strategy, parse_spec, strategy_class
+    from bots import StrategyError, make_strategy, parse_spec, strategy_class
 
     try:
         kind, options = parse_spec(spec)
@@ -222,7 +222,7 @@ class Session:
         A strategy that forfeits (an engine fault) resigns: the person wins.
         """
         from bots import Forfeit
-        from bots.choosing import analysis_from
+        from bots.client import analysis_from
 
         out.write(f"{self.strategy.describe()} is thinking...\n")
         out.flush()

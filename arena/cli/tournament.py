@@ -274,7 +274,7 @@ async def _export(args: argparse.Namespace) -> int:
 
 def _run_local(args: argparse.Namespace) -> int:
     from arena import runtime
-    from arena.tournaments.local import LocalOptions, LocalResult, local_settings, run_local
+    from arena.cli.local_tournament import LocalOptions, LocalResult, local_settings, run_local
 
     specs = tuple(args.local)
     if args.challenger:

@@ -279,7 +279,7 @@ class TournamentPair(Base):
 class MoveAnalysis(Base):
     """The solved value of one stored Connect Four move, written by ``arena analyse``.
 
-    Scores are Pascal Pons' (``bots.solver``), outcomes 1 win / 0 draw / -1
+    Scores are Pascal Pons' (``bots.strategies.solver``), outcomes 1 win / 0 draw / -1
     loss, all from the mover's side: ``*_before`` of the position it moved in,
     ``*_after`` of the move it played. NULL means not solved within ``budget_ms``
     per position; ``blunder`` (the move lost value) is NULL unless both outcomes

@@ -12,3 +12,7 @@ Errors (in the ``bots.strategy`` tree)::
     └── EngineFault       the engine crashed, hung, wrote garbage or played an illegal move:
                           it loses that game; the next move starts a fresh engine
 """
+
+from bots.ugi.spec import parse_engine_command
+
+__all__ = ["parse_engine_command"]

@@ -9,7 +9,7 @@ the mean result, in [-1, 1], for the player who plays the node's ``move``.
 
 The list holds at most ``MAX_TREE_NODES`` nodes; what to put in them (which
 children, how deep) is the bot's choice. The built-in MCTS strategies send
-the most visited children of the most visited moves (``bots.mcts``).
+the most visited children of the most visited moves (``bots.strategies.mcts``).
 """
 
 from __future__ import annotations

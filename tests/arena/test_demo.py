@@ -218,8 +218,8 @@ def test_demo_options_files_and_bot_command(tmp_path: Path) -> None:
         with pytest.raises(ValueError):
             DemoOptions.from_args(build_parser().parse_args(["demo", *bad]))
     argv = bot_argv("greedy", "greedy", "ws://127.0.0.1:1", "connect4", 300)
-    assert argv[:3] == [sys.executable, "-m", "bots.client_cli"]
-    from bots.client_cli import _parser as bot_parser
+    assert argv[:3] == [sys.executable, "-m", "bots.client.cli"]
+    from bots.client.cli import _parser as bot_parser
 
     parsed = bot_parser().parse_args(argv[3:])
     assert (parsed.name, parsed.strategy, parsed.move_ms) == ("greedy", "greedy", 300)

@@ -93,7 +93,7 @@ async def test_broker_restart_mid_tournament_loses_no_match_and_republishes(
             for name in BOTS:
                 bots.append(
                     await asyncio.create_subprocess_exec(
-                        sys.executable, "-m", "bots.client_cli", "--url", ws_url,
+                        sys.executable, "-m", "bots.client.cli", "--url", ws_url,
                         "--name", name, "--game", GAME, "--quiet",
                         "--strategy", "mcts:time_ms=40,workers=1,seed=5",
                         env={**os.environ, "ARENA_BOT_TOKEN": tokens[name]},

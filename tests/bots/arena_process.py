@@ -114,7 +114,7 @@ async def start_bot(
 ) -> asyncio.subprocess.Process:
     """``arena-bot --url URL --name NAME ARGS`` with its token in the environment."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.client_cli", "--url", url, "--name", name, *args,
+        sys.executable, "-m", "bots.client.cli", "--url", url, "--name", name, *args,
         env={**ENV, "ARENA_BOT_TOKEN": token},
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,

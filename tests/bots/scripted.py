@@ -20,7 +20,7 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from bots import make_strategy_from_spec
-from bots.client import BotClient, ClientConfig, ClientSummary, StrategyChooser
+from bots.client.runtime import BotClient, ClientConfig, ClientSummary, StrategyChooser
 from protocol.games import GameState, new_game
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -232,7 +232,7 @@ async def start_cli(url: str, *args: str) -> asyncio.subprocess.Process:
     """``arena-bot`` as a subprocess, the token in its environment."""
     env = {**os.environ, "ARENA_BOT_TOKEN": TOKEN, "PYTHONPATH": str(REPO)}
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bots.client_cli", "--url", url, "--name", "alice",
+        sys.executable, "-m", "bots.client.cli", "--url", url, "--name", "alice",
         "--game", "tictactoe", "--retry-max", "0.2", *args,
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )

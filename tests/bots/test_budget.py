@@ -21,10 +21,10 @@ from bots.budget import (
     think_ms,
     uncredited_rtt_ms,
 )
-from bots.choosing import Decision
 from bots.cli import main
+from bots.client.choosing import Decision
+from bots.client.simple import FunctionChooser
 from bots.match import play_match
-from bots.simple import FunctionChooser
 from protocol.games import GameState, Termination, new_game
 from protocol.messages import TimeControl
 

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from bots import client_route, make_strategy, make_strategy_from_spec
+from bots import make_strategy, make_strategy_from_spec
 from bots.budget import Budget
-from bots.client import (
+from bots.client import route as client_route
+from bots.client.config import rating_line
+from bots.client.runtime import (
     Backoff,
     BotClient,
     Decision,
@@ -20,8 +22,7 @@ from bots.client import (
     StrategyChooser,
     analysis_from,
 )
-from bots.client_config import rating_line
-from bots.simple import FunctionChooser, play_bot
+from bots.client.simple import FunctionChooser, play_bot
 from bots.strategy import SearchInfo
 from protocol.games import GameState, new_game
 from protocol.messages import (

@@ -20,7 +20,7 @@ from websockets.asyncio.client import connect
 from arena.server import ArenaConfig, ArenaServer
 from bots import make_strategy_from_spec
 from bots.budget import Budget
-from bots.client import BotClient, ClientConfig, Decision, StrategyChooser
+from bots.client.runtime import BotClient, ClientConfig, Decision, StrategyChooser
 from protocol.games import GameState
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -72,7 +72,7 @@ async def test_two_arena_bot_processes_play_rated_matches(server: ArenaServer) -
     await asyncio.sleep(0.2)  # watching before the first match starts
     procs = {
         name: await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bots.client_cli", "--url", url_of(server), "--name", name,
+            sys.executable, "-m", "bots.client.cli", "--url", url_of(server), "--name", name,
             "--game", "connect4", "--strategy", strategies[name], "--games", "2",
             "--move-ms", "3000",
             env={**os.environ, "ARENA_BOT_TOKEN": tokens[name], "PYTHONPATH": str(REPO)},

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bots.budget import Budget
-from bots.client import BotClient, Decision
+from bots.client.runtime import BotClient, Decision
 from protocol.games import GameState
 from protocol.messages import (
     CancelSeek,

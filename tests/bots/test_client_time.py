@@ -14,7 +14,7 @@ import pytest
 
 from bots import make_strategy_from_spec
 from bots.budget import Budget, think_ms
-from bots.client import BotClient, Decision, StrategyChooser
+from bots.client.runtime import BotClient, Decision, StrategyChooser
 from protocol.games import GameState
 from protocol.messages import Move, Seek
 from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from bots.client_errors import ClientError, InsecureURLError
-from bots.transport import connection_tls, is_loopback_host
+from bots.client.errors import ClientError, InsecureURLError
+from bots.client.transport import connection_tls, is_loopback_host
 from tests.bots.arena_process import ArenaProcess, start_bot, stop_processes
 from tests.relay import TcpRelay
 

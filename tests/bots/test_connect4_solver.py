@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from bots.kernels.c4solver import STOP, new_memory
-from bots.solver import Solver, SolverError, analyse, solve, warm_up
+from bots.strategies.solver import Solver, SolverError, analyse, solve, warm_up
 from protocol.games import Connect4State, new_game
 
 CELLS = 42

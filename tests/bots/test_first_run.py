@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from bots.first_run import compile_notice
+from bots.strategies.first_run import compile_notice
 
 
 def test_a_slow_warm_up_is_announced_and_timed() -> None:

@@ -7,7 +7,6 @@ import random
 import numpy as np
 import pytest
 
-from bots.evaluation import EVALUATIONS, evaluation_for
 from bots.kernels import (
     KERNEL_GAMES,
     KERNELS,
@@ -20,6 +19,7 @@ from bots.kernels import (
     uttt,
 )
 from bots.kernels.rng import below, new_rng
+from bots.strategies.evaluation import EVALUATIONS, evaluation_for
 from bots.strategy import StrategyOptionError, make_strategy
 from protocol.games import GAMES, GameState, TicTacToeState, new_game
 

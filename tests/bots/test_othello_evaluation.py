@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
-from bots.evaluation import evaluation_for
-from bots.evaluation_othello import SQUARE_VALUES, stable_discs
-from bots.heuristic import AlphaBetaSearch
 from bots.match import play_match
+from bots.strategies.evaluation import evaluation_for
+from bots.strategies.evaluation_othello import SQUARE_VALUES, stable_discs
+from bots.strategies.heuristic import AlphaBetaSearch
 from protocol.games import OthelloState, decode_state, new_game
 
 

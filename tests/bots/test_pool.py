@@ -10,8 +10,8 @@ import pytest
 
 from bots import SearchError, make_strategy
 from bots.budget import Budget
-from bots.mcts import RootStats, merge_root_stats, search_task
-from bots.pool import SearchPool
+from bots.strategies.mcts import RootStats, merge_root_stats, search_task
+from bots.strategies.pool import SearchPool
 from protocol.games import new_game
 
 

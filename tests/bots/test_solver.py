@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from bots.kernels import DEFAULT_MAX_NODES
-from bots.mcts import RootStats, merge_root_stats, search_task
+from bots.strategies.mcts import RootStats, merge_root_stats, search_task
 from protocol.games import Connect4State, new_game
 
 C = math.sqrt(2)

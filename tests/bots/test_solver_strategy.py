@@ -10,9 +10,9 @@ import pytest
 
 from bots import StrategyOptionError, make_strategy, make_strategy_from_spec
 from bots.budget import Budget
-from bots.mcts import RootStats
-from bots.solver import Solver, analyse, forced_score, search_order
-from bots.solver_strategy import (
+from bots.strategies.mcts import RootStats
+from bots.strategies.solver import Solver, analyse, forced_score, search_order
+from bots.strategies.solver_strategy import (
     QUICK_CAP,
     SEARCH_ONLY_BELOW,
     SECOND_SOLVES_FROM,

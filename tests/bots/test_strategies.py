@@ -18,8 +18,8 @@ from bots import (
     make_strategy_from_spec,
     parse_spec,
 )
-from bots.choosing import analysis_from
-from bots.mcts import TREE_BREADTH, TREE_DEPTH, RootStats, merge_root_stats
+from bots.client.choosing import analysis_from
+from bots.strategies.mcts import TREE_BREADTH, TREE_DEPTH, RootStats, merge_root_stats
 from protocol.games import GAMES, GameState, new_game
 from protocol.messages import Move, parse_client_message, principal_line
 

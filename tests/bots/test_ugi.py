@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bots import Budget, Forfeit, SearchError, StrategyOptionError, make_strategy_from_spec
-from bots.choosing import analysis_from
+from bots.client.choosing import analysis_from
 from bots.match import play_match
 from bots.strategy import parse_spec
 from bots.ugi import process

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.local_tournament import bot_name
 from arena.server import ArenaConfig, ArenaServer
-from arena.tournaments.local import bot_name
 from protocol.messages import Event
 from tests.bots.test_client_e2e import spectate, url_of
 
@@ -75,7 +75,7 @@ async def play(
     tokens = {name: await server.store.add_bot(name) for name in strategies}
     procs = {
         name: await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bots.client_cli", "--url", url_of(server), "--name", name,
+            sys.executable, "-m", "bots.client.cli", "--url", url_of(server), "--name", name,
             "--game", "connect4", "--strategy", spec, "--games", str(games), "--move-ms", "500",
             "--bank-ms", "1000",
             env={
@@ -266,7 +266,7 @@ def test_an_engine_plays_under_its_program_name_and_arguments() -> None:
 
 def test_arena_bot_refuses_an_engine_that_cannot_start_in_one_line() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "bots.client_cli", "--name", "x", "--strategy", "ugi:/bin/false"],
+        [sys.executable, "-m", "bots.client.cli", "--name", "x", "--strategy", "ugi:/bin/false"],
         capture_output=True, text=True, timeout=60, check=False,
         env={**ENV, "ARENA_BOT_TOKEN": "not-needed-before-the-engine-starts"},
     )  # fmt: skip

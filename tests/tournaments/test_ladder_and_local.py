@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.local_tournament import bot_name, check_spec
 from arena.errors import TournamentError
 from arena.tournaments.ladder import Rung, ladder_specs, svg_plot
-from arena.tournaments.local import bot_name, check_spec
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -39,7 +39,7 @@ class Bots:
             self.procs.append(
                 subprocess.Popen(
                     [
-                        sys.executable, "-m", "bots.client_cli", "--url", url, "--name", name,
+                        sys.executable, "-m", "bots.client.cli", "--url", url, "--name", name,
                         "--game", GAME, "--strategy", strategy, "--no-seek", "--retry-max", "0.5",
                         "--quiet",
                     ],
@@ -327,7 +327,7 @@ def _bots_on_port(port: int) -> list[int]:
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
-                if b"bots.client_cli" in argv and f"ws://127.0.0.1:{port}".encode() in argv:
+                if b"bots.client.cli" in argv and f"ws://127.0.0.1:{port}".encode() in argv:
                     found.append(int(entry.name))
     return found
 

@@ -22,7 +22,7 @@ from arena.analysis.runner import Analyser
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from bots import make_strategy
-from bots.choosing import analysis_from
+from bots.client.choosing import analysis_from
 from protocol.games import Connect4State
 from protocol.messages import Analysis
 from tests.analysis.perfect_play import (

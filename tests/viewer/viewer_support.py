@@ -146,7 +146,7 @@ async def guest_bot(
 ) -> AsyncIterator[str]:
     """A real ``arena-bot`` process taking challenges only (guests included) for ``game``."""
     argv = [
-        sys.executable, "-m", "bots.client_cli",
+        sys.executable, "-m", "bots.client.cli",
         "--url", f"ws://127.0.0.1:{arena.port}",
         "--name", name,
         "--game", game,

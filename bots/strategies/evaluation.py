@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-from bots.evaluation_othello import evaluate_othello, order_othello, othello_key
+from bots.strategies.evaluation_othello import evaluate_othello, order_othello, othello_key
 from bots.strategy import StrategyOptionError
 from protocol.games import GameState
 from protocol.games.lines import LINE_MASKS

@@ -1,4 +1,4 @@
-"""Heuristic strategies over ``bots.evaluation``: ``greedy`` and ``alphabeta``.
+"""Heuristic strategies over ``bots.strategies.evaluation``: ``greedy`` and ``alphabeta``.
 
 ``greedy`` looks one ply ahead: it takes an immediate win, avoids moves that
 let the opponent win at once (so it blocks), and otherwise plays the move
@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from bots.budget import Budget
-from bots.evaluation import Evaluation, evaluation_for
-from bots.pool import SearchPool
-from bots.pooled import PooledStrategy
+from bots.strategies.evaluation import Evaluation, evaluation_for
+from bots.strategies.pool import SearchPool
+from bots.strategies.pooled import PooledStrategy
 from bots.strategy import SearchInfo, Strategy, StrategyOptionError
 from protocol.games import GameState
 

@@ -8,13 +8,14 @@
         summary = await BotClient(config, StrategyChooser(strategy)).run()
 
 ``run`` plays until ``config.games`` matches are finished or it is told to
-stop: ``drain()`` finishes the live matches first (no more seeks, challenges
+stop (seeks and challenges go out through ``bots.client.seeking`` while a seat
+is free): ``drain()`` finishes the live matches first (no more seeks, challenges
 declined), ``forfeit()`` resigns them, ``stop()`` just closes the connection.
-``bots.signals.install_stop_signals(client.on_signal, client.forfeit)``
+``bots.client.signals.install_stop_signals(client.on_signal, client.forfeit)``
 makes SIGINT/SIGTERM drain, a second one forfeit, and SIGHUP forfeit. Moves
-are chosen by a ``MoveChooser`` (``bots.choosing``): ``StrategyChooser``
+are chosen by a ``MoveChooser`` (``bots.client.choosing``): ``StrategyChooser``
 wraps a ``bots`` strategy (searching in its own process pool, so this event
-loop keeps answering pings), and ``bots.simple`` wraps a plain function.
+loop keeps answering pings), and ``bots.client.simple`` wraps a plain function.
 Each move is asked for with its ``Budget``: the deadline from
 ``your_turn``'s clock, the measured round trip and the safety margin
 (``bots.budget``).
@@ -22,27 +23,25 @@ Each move is asked for with its ``Budget``: the deadline from
 A dropped connection is retried with capped, jittered exponential backoff
 (with ``fallback_urls``, each URL in turn is tried at once first: the nodes
 of one arena, so the bot fails over to another when one dies;
-``bots.client_route``); the server re-sends ``match_start`` (with the moves
+``bots.client.route``); the server re-sends ``match_start`` (with the moves
 so far) and ``your_turn`` to a bot that comes back within its grace period,
 and the bot plays on. A move computed while the socket was down is kept and
 sent when the server asks for that ply again. ``wss://`` is verified
-(``bots.transport``); a certificate that fails verification ends ``run``
+(``bots.client.transport``); a certificate that fails verification ends ``run``
 with ``TLSVerifyError``. A ``redirect`` (another node hosts the bot's match)
 is followed at once, under the same transport rules, and resets the
 backoff; a target that cannot be reached sends the bot back to its own URLs,
 and so does the end of the match it was redirected for (bots stay on the
 nodes they were given, so the nodes keep their share).
 
-The errors raised here are drawn in ``bots.client_errors``.
+The errors raised here are drawn in ``bots.client.errors``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
-import math
 import ssl
 import time
 from collections.abc import Callable
@@ -51,14 +50,14 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from bots.budget import Budget, LagMeter, rtt_credit_ms
-from bots.choosing import (
+from bots.client.choosing import (
     Decision,
     MoveChooser,
     StrategyChooser,
     analysis_from,
     time_control_warning,
 )
-from bots.client_config import (
+from bots.client.config import (
     DEFAULT_TIME_CONTROL,
     MAX_MATCHES,
     Backoff,
@@ -67,16 +66,15 @@ from bots.client_config import (
     MatchReport,
     rating_line,
 )
-from bots.client_errors import ClientError, InsecureURLError, RefusedError, TLSVerifyError
-from bots.client_matches import MatchBook, Searches
-from bots.client_route import Route
-from bots.transport import connection_tls, verify_failure
+from bots.client.errors import ClientError, InsecureURLError, RefusedError, TLSVerifyError
+from bots.client.matches import MatchBook, Searches
+from bots.client.route import Route
+from bots.client.seeking import Seeking
+from bots.client.transport import connection_tls, verify_failure
 from protocol.errors import ProtocolError
 from protocol.messages import (
     MAX_SERVER_MESSAGE_BYTES,
     Accept,
-    CancelSeek,
-    Challenge,
     ChallengeDeclined,
     ChallengeReceived,
     ClientMessage,
@@ -90,7 +88,6 @@ from protocol.messages import (
     RatingReport,
     Redirect,
     Resign,
-    Seek,
     ServerMessage,
     TimeControl,
     Welcome,
@@ -134,7 +131,7 @@ class BotClient:
     """Plays as one bot on one server; see the module docstring.
 
     Raises ``ClientError`` at once for a URL it must not or cannot use
-    (``bots.transport``).
+    (``bots.client.transport``).
     """
 
     def __init__(
@@ -166,13 +163,11 @@ class BotClient:
         self._lag = LagMeter()
         self._timers: list[asyncio.TimerHandle] = []
         # Matchmaking and stopping:
-        self._seek_pending = False
-        self._challenge_pending = False
+        self._seeking = Seeking(config, self._post, self._matches.busy, lambda: self.finished)
         self._draining = False
         self._forfeiting = False
         self._settling = False
         self._warned: set[TimeControl] = set()
-        self._ids = itertools.count(1)
         self._ratings_due: set[str] = set()  # rated matches whose ``rating`` has not come
         self._done_playing = False
 
@@ -200,9 +195,7 @@ class BotClient:
         live = self._matches.ids()
         if live:
             log.warning("finishing %s, then stopping; signal again to resign", ", ".join(live))
-        if self._seek_pending:
-            self._post(CancelSeek(game=self.config.game))
-            self._seek_pending = False
+        if self._seeking.withdraw():
             self._settling = True
             self._later(_SETTLE_S, self._settled)
         self._check_drained()
@@ -214,9 +207,7 @@ class BotClient:
         ``disconnect`` at the server. Safe from a signal handler.
         """
         self._draining = self._forfeiting = True
-        if self._seek_pending:
-            self._post(CancelSeek(game=self.config.game))
-            self._seek_pending = False
+        self._seeking.withdraw()
         live = sorted(self._matches.live)
         if not self._welcomed or not live:
             self._quit.set()
@@ -421,7 +412,7 @@ class BotClient:
                 self._on_redirect(message)
             case ChallengeDeclined():
                 log.info("%s declined challenge %s", message.by, message.challenge_id)
-                self._challenge_pending = False
+                self._seeking.challenge_pending = False
                 self._later(self.config.challenge_retry_s, self._look_for_match)
             case _:
                 log.debug("ignoring %s", message.type)
@@ -430,7 +421,7 @@ class BotClient:
         log.info("connected to %s as %s", welcome.server, welcome.name)
         self._welcomed = True
         self._route.welcomed()
-        self._seek_pending = self._challenge_pending = False
+        self._seeking.forget()
         if self._matches.resumable:
             # The server re-sends match_start for every match still live; the rest
             # ended while we were away and must not hold a seat any longer.
@@ -467,7 +458,7 @@ class BotClient:
             raise RefusedError(error.code, error.message)
         if ref.startswith("challenge-"):
             log.info("challenge refused: %s (%s); retrying later", error.message, error.code)
-            self._challenge_pending = False
+            self._seeking.challenge_pending = False
             self._later(self.config.challenge_retry_s, self._look_for_match)
         elif ref.startswith("seek-") and error.code == ErrorCode.ALREADY_SEEKING:
             log.debug("seek not needed: %s", error.message)
@@ -485,7 +476,7 @@ class BotClient:
         if warning and tc not in self._warned:  # once per time control
             self._warned.add(tc)
             log.warning("match %s: %s", start.match_id, warning)
-        self._seek_pending = False
+        self._seeking.seek_pending = False
         if self._forfeiting:  # paired as the resignations went out
             self._resign(start.match_id)
         elif self._draining:
@@ -522,7 +513,7 @@ class BotClient:
         if end.rated:
             self._ratings_due.add(end.match_id)
         self._check_drained()
-        if self._games_left() <= 0 and not self._matches.live:
+        if self._seeking.games_left() <= 0 and not self._matches.live:
             log.info("played %d matches; done", self.finished)
             self._done_playing = True
             if not self._ratings_due:
@@ -530,7 +521,7 @@ class BotClient:
             else:  # the refit takes about a second: hear the last ratings, within reason
                 self._later(_RATING_WAIT_S, self._quit.set)
             return
-        self._seek_pending = self._challenge_pending = False
+        self._seeking.forget()
         if (self._route.away or self._home_back) and not self._matches.busy():
             if self._home_back:
                 self._route.go_home()  # ends this session; run() connects there
@@ -542,11 +533,11 @@ class BotClient:
 
     async def _watch_home(self, ws: ClientConnection) -> None:
         """On a fallback URL: once the first one answers again, go back to it (now if idle,
-        else after the current match; ``bots.client_route``)."""
+        else after the current match; ``bots.client.route``)."""
         self._home_back = False
         await self._route.home_is_back()
         self._home_back = True
-        if not self._matches.busy() and not self._seek_pending:
+        if not self._matches.busy() and not self._seeking.seek_pending:
             log.info("back to %s", self._route.urls[0])
             self._route.go_home()
             await ws.close()
@@ -565,7 +556,7 @@ class BotClient:
             self.config.accept_challenges
             and not self._draining
             and challenge.game == self.config.game
-            and self._free_seats() > 0
+            and self._seeking.free_seats() > 0
         )
         log.info(
             "%s challenge %s from %s (%s)",
@@ -577,44 +568,15 @@ class BotClient:
         if not accept:
             self._post(Decline(challenge_id=challenge.challenge_id))
             return
-        if self._seek_pending and self._free_seats() <= 1:
+        if self._seeking.free_seats() <= 1:
             # This match takes the last seat: a seek paired as it ends would go unplayed.
-            self._post(CancelSeek(game=self.config.game))
-            self._seek_pending = False
+            self._seeking.withdraw()
         self._post(Accept(challenge_id=challenge.challenge_id))
 
     # Seeking --------------------------------------------------------------------------
 
-    def _games_left(self) -> float:
-        games = math.inf if self.config.games is None else self.config.games
-        return games - self.finished
-
-    def _free_seats(self) -> int:
-        """Matches this bot may still start: limited by max_matches and the games left."""
-        busy = self._matches.busy()
-        left = self._games_left() - busy
-        return int(max(0, min(self.config.max_matches - busy, left)))
-
     def _look_for_match(self) -> None:
-        """Seek, or challenge ``config.challenge``, when a seat is free and nothing is pending."""
-        if self._draining or not self._welcomed or self._quit.is_set() or self._free_seats() <= 0:
+        """Seek or challenge (``bots.client.seeking``) unless draining, unwelcomed or quitting."""
+        if self._draining or not self._welcomed or self._quit.is_set():
             return
-        config = self.config
-        if config.challenge is not None:
-            if not self._challenge_pending:
-                self._challenge_pending = True
-                self._post(
-                    Challenge(
-                        opponent=config.challenge,
-                        game=config.game,
-                        time_control=config.time_control,
-                        id=f"challenge-{next(self._ids)}",
-                    )
-                )
-        elif config.seek and not self._seek_pending:
-            self._seek_pending = True
-            self._post(
-                Seek(
-                    game=config.game, time_control=config.time_control, id=f"seek-{next(self._ids)}"
-                )
-            )
+        self._seeking.look()

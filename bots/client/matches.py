@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bots.budget import Budget
-from bots.choosing import MoveChooser
-from bots.client_config import ClientSummary, MatchReport
+from bots.client.choosing import MoveChooser
+from bots.client.config import ClientSummary, MatchReport
 from bots.strategy import Forfeit
 from protocol.errors import GameError
 from protocol.games import GameState, decode_state

@@ -2,7 +2,7 @@
 
 ::
 
-    from bots.simple import run_bot
+    from bots.client.simple import run_bot
 
     def first_legal(state):
         return state.legal_moves()[0]
@@ -37,14 +37,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bots.budget import Budget
-from bots.client import (
+from bots.client.runtime import (
     DEFAULT_TIME_CONTROL,
     BotClient,
     ClientConfig,
     ClientSummary,
     Decision,
 )
-from bots.signals import install_stop_signals
+from bots.client.signals import install_stop_signals
 from protocol.games import GameState
 from protocol.messages import TimeControl
 

@@ -1,14 +1,12 @@
-"""Stopping a bot by signal: SIGINT/SIGTERM drain, a second one or SIGHUP forfeits; and
-search workers that die with their bot."""
+"""Stopping a bot by signal: SIGINT/SIGTERM drain, a second one or SIGHUP forfeits.
+
+(Search workers that die with their bot: ``bots.strategies.pool``.)"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import os
 import signal
-import sys
 from collections.abc import Callable
 
 
@@ -37,22 +35,3 @@ def install_stop_signals(
             loop.remove_signal_handler(sig)
 
     return undo
-
-
-PR_SET_PDEATHSIG = 1
-"""``prctl`` option: the signal a process gets when its parent thread exits (linux/prctl.h)."""
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Have the kernel SIGKILL this process when its parent (``parent_pid``) dies (Linux).
-
-    For a search worker: a bot killed outright cannot stop its workers, which would
-    otherwise finish a warm-up or search of seconds before finding their pipe closed.
-    If the parent is already gone (it died before this call), exit now.
-    """
-    if sys.platform != "linux":
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent_pid:
-        os._exit(1)

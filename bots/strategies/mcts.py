@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bots.budget import Budget
-from bots.first_run import compile_notice
-from bots.pool import SearchPool
-from bots.pooled import PooledStrategy
+from bots.strategies.first_run import compile_notice
+from bots.strategies.pool import SearchPool
+from bots.strategies.pooled import PooledStrategy
 from bots.strategy import SearchInfo, StrategyOptionError
 from protocol.games import GameState, Outcome
 

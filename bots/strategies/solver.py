@@ -2,7 +2,7 @@
 
 ::
 
-    from bots.solver import solve, analyse
+    from bots.strategies.solver import solve, analyse
     solve("4455").score                      # 18: the side to move wins with its 4th stone
     solve(state, time_ms=50).score           # None when not proven in 50 ms
     solve(state, weak=True).score            # 1 win, 0 draw, -1 loss

@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 
 from bots.budget import MARGIN_MS
-from bots.client import (
+from bots.client.runtime import (
     DEFAULT_TIME_CONTROL,
     MAX_MATCHES,
     BotClient,
@@ -45,9 +45,9 @@ from bots.client import (
     RefusedError,
     StrategyChooser,
 )
-from bots.signals import install_stop_signals
+from bots.client.signals import install_stop_signals
+from bots.client.transport import connection_tls
 from bots.strategy import StrategyError, make_strategy_from_spec
-from bots.transport import connection_tls
 from protocol.games import GAMES
 from protocol.messages import ErrorCode, TimeControl
 from protocol.messages.values import BOT_NAME_PATTERN
@@ -60,7 +60,7 @@ EXIT_OK, EXIT_USAGE, EXIT_REFUSED = 0, 2, 3
 
 DEFAULT_URL = "ws://127.0.0.1:8765"
 
-log = logging.getLogger("bots.client_cli")
+log = logging.getLogger("bots.client.cli")
 
 _REFUSAL_HINTS: dict[str, str] = {
     ErrorCode.AUTH_FAILED: f"check --name and the token (--token or ${TOKEN_ENV})",

@@ -18,7 +18,7 @@ import ssl
 from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
-from bots.client_errors import ClientError, InsecureURLError, TLSVerifyError
+from bots.client.errors import ClientError, InsecureURLError, TLSVerifyError
 
 
 def is_loopback_host(host: str) -> bool:

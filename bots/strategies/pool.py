@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -28,14 +30,31 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bots.first_run import compile_notice
-from bots.signals import die_with_parent
+from bots.strategies.first_run import compile_notice
 from bots.strategy import SearchError
 
 Task = Callable[..., Any]
 
 _START_TIMEOUT_S = 120.0  # a cold Numba cache compiles for tens of seconds on a busy machine
 _JOIN_TIMEOUT_S = 3.0
+
+PR_SET_PDEATHSIG = 1
+"""``prctl`` option: the signal a process gets when its parent thread exits (linux/prctl.h)."""
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when its parent (``parent_pid``) dies (Linux).
+
+    For a search worker: a bot killed outright cannot stop its workers, which would
+    otherwise finish a warm-up or search of seconds before finding their pipe closed.
+    If the parent is already gone (it died before this call), exit now.
+    """
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(1)
 
 
 def _worker_main(

@@ -22,8 +22,8 @@ replayed later, never counted); the same command with ``--resume`` continues
 it. A bot process that exits stops the run the same way, naming the bot.
 Logs go to ``arena-tournament.log`` next to the database.
 
-This module starts bot processes, so it may know the strategy registry of
-``bots`` (to check each spec before anything starts); it never plays a move.
+A command-line front end, so it may use ``bots``' public API (the strategy
+registry, to check each spec before anything starts); it never plays a move.
 """
 
 from __future__ import annotations
@@ -105,13 +105,13 @@ def check_spec(spec: str, game: str) -> None:
     Only the registry and the option names and types are checked: building the
     strategy would start its worker processes.
     """
-    from bots.strategy import ALIASES, StrategyError, parse_spec, strategy_class
+    from bots import ALIASES, StrategyError, parse_spec, strategy_class
 
     try:
         kind, options = parse_spec(spec)
         cls = strategy_class(kind)
         if kind == "ugi":  # the program must exist before any bot starts
-            from bots.ugi.spec import parse_engine_command
+            from bots.ugi import parse_engine_command
 
             parse_engine_command(options["command"])
             return

@@ -55,13 +55,13 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from bots.budget import Budget
-from bots.first_run import compile_notice
 from bots.kernels import DEFAULT_MAX_NODES
 from bots.kernels.c4solver import STOP, WORK_SIZE, memory_size
-from bots.mcts import RootStats, merge_root_stats, search_task
-from bots.pool import SearchPool
-from bots.pooled import PooledStrategy
-from bots.solver import (
+from bots.strategies.first_run import compile_notice
+from bots.strategies.mcts import RootStats, merge_root_stats, search_task
+from bots.strategies.pool import SearchPool
+from bots.strategies.pooled import PooledStrategy
+from bots.strategies.solver import (
     DEFAULT_TABLE_BITS,
     Solver,
     default_solver,
@@ -70,7 +70,7 @@ from bots.solver import (
     search_order,
     set_default_solver,
 )
-from bots.solver import warm_up as warm_up_solver
+from bots.strategies.solver import warm_up as warm_up_solver
 from bots.strategy import SearchInfo, StrategyOptionError
 from protocol.games import Connect4State, GameState
 

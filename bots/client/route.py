@@ -1,6 +1,6 @@
 """Where a bot connects next: its own URLs in turn, a redirect's target, and how long to wait.
 
-``Route`` is the bot client's (``bots.client``) memory of its connections:
+``Route`` is the bot client's (``bots.client.runtime``) memory of its connections:
 
 - with several URLs (the nodes of one arena), each is tried at once in turn
   after a connection ends; the backoff applies once every URL has failed in a
@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from bots.client_config import Backoff
+from bots.client.config import Backoff
 
 HOME_PROBE_S = 5.0
 """How often a bot away from its first URL checks whether that node is back."""

@@ -1,4 +1,4 @@
-"""Strategies whose search runs as tasks in warm worker processes (``bots.pool``)."""
+"""Strategies whose search runs as tasks in warm worker processes (``bots.strategies.pool``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bots.budget import Budget
-from bots.pool import SearchPool
+from bots.strategies.pool import SearchPool
 from bots.strategy import Strategy
 from protocol.games import GameState
 
