@@ -38,7 +38,7 @@ from typing import Protocol
 from arena.play.clock import GameClock
 from arena.play.clock import Snapshot as ClockSnapshot
 from protocol.errors import IllegalMoveError, ProtocolError
-from protocol.games import Fault, GameState, Outcome, Termination, new_game
+from protocol.games import Fault, GameState, Outcome, Termination, game_spec, new_game
 from protocol.messages import (
     Analysis,
     Clocks,
@@ -431,15 +431,8 @@ class Referee:
         )
 
     def _ending_by_rules(self, outcome: Outcome) -> Ending:
-        if self.game == "othello":  # decided on the disc count when nobody can move
-            if outcome.winner is None:
-                reason = "draw: no move left, equal discs"
-            else:
-                reason = f"no move left: {self.players[outcome.winner]} has more discs"
-        elif outcome.winner is None:
-            reason = "draw: the board is full"
-        else:
-            reason = f"{self.players[outcome.winner]} completed a line"
+        winner = None if outcome.winner is None else self.players[outcome.winner]
+        reason = game_spec(self.game).reason(winner)
         return Ending(outcome.winner, outcome.termination, None, None, self.rated, reason)
 
     def _decide(self, ending: Ending) -> None:

@@ -9,11 +9,13 @@ Writes that sit on a match's critical path go through the group commit in
 ``movebuffer``: a new match row (``open_match``), every move, and every
 match end (``finish_match``). One transaction writes a whole batch, in
 order: new matches, moves, then ends, each end with its result and both
-rating changes. Bot ids and ratings that the server needs when it pairs
-and starts matches come from in-memory caches (``rating_hint``), filled
-when a bot logs in (``authenticate``) and kept current by every match this
-store finishes: the database stays authoritative, and every finish reads
-the current ratings inside its own transaction.
+rating changes. Bot ids the server needs when it starts matches come from
+an in-memory cache filled when a bot logs in (``authenticate``). The rating
+model's running ratings are cached the same way (``rating_hint``); the
+server pairs and reports by the fitted leaderboard instead
+(``arena.leaderboard``), so that cache serves only callers of the store.
+The database stays authoritative: every finish reads the current ratings
+inside its own transaction.
 
 The batch SQL itself lives in ``batch_sql`` (synchronous, run here through
 ``AsyncSession.run_sync``); with ``writer_process=True`` a SQLite store sends

@@ -269,5 +269,7 @@ SPEC = GameSpec(
     symmetries=SYMMETRIES,
     suites=(SuiteRecipe("othello-4ply", 4, True),),
     balanced_suite="othello-4ply",
+    win_reason="no move left: {winner} has more discs",
+    draw_reason="draw: no move left, equal discs",
 )
 """Othello's registration (``protocol.games``)."""

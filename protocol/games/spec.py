@@ -73,6 +73,10 @@ class GameSpec:
     balanced_suite: str | None = None
     """The suite (one of ``suites``) that ``arena ladder`` and rated ladder games start
     from; None: they start from the initial position."""
+    win_reason: str = "{winner} completed a line"
+    """The match record's reason for a win by the rules; ``{winner}`` is the winner's name."""
+    draw_reason: str = "draw: the board is full"
+    """The match record's reason for a draw by the rules."""
 
     def __post_init__(self) -> None:
         if not self.terminations:
@@ -103,6 +107,11 @@ class GameSpec:
             if recipe.name == name:
                 return recipe
         raise KeyError(f"{self.name} ships no opening suite {name!r}")
+
+    def reason(self, winner: str | None) -> str:
+        """The match record's one-line reason for an ending by the rules; ``winner`` is the
+        winning player's name, None for a draw."""
+        return self.draw_reason if winner is None else self.win_reason.format(winner=winner)
 
     def termination_text(self, termination: Termination) -> str:
         """How an ending reads in this game: the rules' own words, else the referee's."""
