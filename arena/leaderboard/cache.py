@@ -69,6 +69,9 @@ class _Slot:
     inputs: tuple[tuple[LeaderboardRow, ...], tuple[PairCell, ...]] | None = None
     started: float = -1e18
     """When the last build began (clock seconds)."""
+    paced_from: float = -1e18
+    """When the last build that counts toward ``refresh_s`` began: the start-up build does
+    not, so the first result after start is on the next read's board."""
     dirty: bool = False
     building: asyncio.Task[Board] | None = None
     scheduled: bool = False
@@ -122,7 +125,7 @@ class Leaderboards:
         if slot.board is None or slot.building is not None:
             return await self._build(game, slot)
         stale = slot.dirty or now - slot.started >= self._max_age_s
-        if stale and now - slot.started >= self._refresh_s:
+        if stale and now - slot.paced_from >= self._refresh_s:
             return await self._build(game, slot)
         return slot.board
 
@@ -215,21 +218,22 @@ class Leaderboards:
 
     # Building ---------------------------------------------------------------------
 
-    async def _build(self, game: str, slot: _Slot) -> Board:
+    async def _build(self, game: str, slot: _Slot, paced: bool = True) -> Board:
         if slot.building is None:
             slot.building = asyncio.get_running_loop().create_task(
-                self._read_and_fit(game, slot), name=f"leaderboard-{game}"
+                self._read_and_fit(game, slot, paced), name=f"leaderboard-{game}"
             )
             slot.building.add_done_callback(_quietly)
         building = slot.building
         # Shielded: one caller giving up must not cancel the build others wait for.
         return await asyncio.shield(building)
 
-    async def _read_and_fit(self, game: str, slot: _Slot) -> Board:
+    async def _read_and_fit(self, game: str, slot: _Slot, paced: bool) -> Board:
         number = slot.reads
         slot.reads += 1
         try:
             slot.started = self._clock()
+            slot.paced_from = slot.started if paced else -1e18
             slot.dirty = False  # a result committed from now on needs another build
             try:
                 rows, cells = await self._source.leaderboard_inputs(game)
@@ -279,7 +283,7 @@ class Leaderboards:
         if slot.scheduled or slot.building is not None:
             return
         slot.scheduled = True
-        delay = max(0.0, slot.started + self._refresh_s - self._clock())
+        delay = max(0.0, slot.paced_from + self._refresh_s - self._clock())
         self._spawn(self._rebuild_later(game, slot, delay), f"leaderboard-refresh-{game}")
 
     async def _rebuild_later(self, game: str, slot: _Slot, delay: float) -> None:
@@ -296,14 +300,15 @@ class Leaderboards:
 
     async def refresh_all(self, games: Sequence[str] = GAMES) -> None:
         """Build the boards of ``games`` now: at start, so that pairing, live views and
-        listeners have every game's board before the first request or result.
+        listeners have every game's board before the first request or result. These builds
+        do not count toward ``refresh_s``: the first result after them is rebuilt at once.
 
         A game whose build fails is logged (a database outage is) and built on first use.
         """
         for game in games:
             slot = self._slots.setdefault(game, _Slot())
             try:
-                await self._build(game, slot)
+                await self._build(game, slot, paced=False)
             except Exception:
                 level = logging.DEBUG if self._outage.active else logging.WARNING
                 log.log(level, "leaderboard of %s not built at start", game, exc_info=True)

@@ -97,6 +97,27 @@ async def test_reads_are_cached_and_a_result_costs_one_fit(
     assert boards.fits == 2
 
 
+async def test_the_first_result_after_the_start_up_build_is_on_the_next_read(
+    store: Store, seeded: list[tuple[str, str, float]], boards: Leaderboards, clock: FakeClock
+) -> None:
+    await boards.refresh_all([GAME])
+    first = boards.cached(GAME)
+    assert first is not None and boards.fits == 1
+    # A result within refresh_s of the start-up build: the start does not pace reads.
+    late = [("gamma", "alpha", 1.0)]
+    await seed_results(store, GAME, late)
+    boards.result_committed(GAME)
+    clock.now += 0.1
+    after = await boards.board(GAME)
+    assert boards.fits == 2 and after.version > first.version
+    assert_matches_games(after, seeded + late)
+    # That read's build paces the next one as usual.
+    await seed_results(store, GAME, [("alpha", "beta", 0.0)])
+    boards.result_committed(GAME)
+    clock.now += 0.1
+    assert await boards.board(GAME) is after and boards.fits == 2
+
+
 async def test_an_old_board_is_reread_but_refitted_only_when_the_data_changed(
     store: Store, seeded: list[tuple[str, str, float]], boards: Leaderboards, clock: FakeClock
 ) -> None:
