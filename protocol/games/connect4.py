@@ -14,6 +14,7 @@ from typing import ClassVar, Self
 
 from protocol.errors import GameError, PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
+from protocol.games.position_text import split_grid
 from protocol.games.spec import GameSpec, SuiteRecipe, identity
 
 COLUMNS = 7
@@ -235,16 +236,7 @@ class Connect4State(GameState):
     @classmethod
     def decode(cls, text: str) -> Self:
         """Parse ``encode``'s format, rejecting impossible positions."""
-        if not isinstance(text, str):
-            raise PositionDecodeError("connect4: a position must be a string")
-        board_text, _, side = text.partition(" ")
-        rows = board_text.split("/")
-        if len(rows) != ROWS or any(len(r) != COLUMNS for r in rows):
-            raise PositionDecodeError(
-                f"connect4: expected {ROWS} rows of {COLUMNS} cells separated by '/', got {text!r}"
-            )
-        if side not in PLAYER_SYMBOLS:
-            raise PositionDecodeError(f"connect4: side to move must be 'x' or 'o', got {side!r}")
+        rows, to_move = split_grid("connect4", text, ROWS, COLUMNS)
         boards = [0, 0]
         heights = [0] * COLUMNS
         for top_index, row_text in enumerate(rows):
@@ -256,17 +248,14 @@ class Connect4State(GameState):
                             f"connect4: floating stone in column {column} above row {row}"
                         )
                     continue
-                if char not in PLAYER_SYMBOLS:
-                    raise PositionDecodeError(f"connect4: unknown cell {char!r}")
                 if heights[column] == 0:
                     heights[column] = row + 1
                 boards[PLAYER_SYMBOLS.index(char)] |= _BIT[column][row]
         counts = [b.bit_count() for b in boards]
-        to_move = PLAYER_SYMBOLS.index(side)
         if counts[0] - counts[1] != to_move:
             raise PositionDecodeError(
                 f"connect4: {counts[0]} x and {counts[1]} o stones cannot have "
-                f"{side!r} to move (x moves first)"
+                f"{PLAYER_SYMBOLS[to_move]!r} to move (x moves first)"
             )
         wins = [has_four(b) for b in boards]
         if wins[0] and wins[1]:

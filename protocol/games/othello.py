@@ -19,6 +19,7 @@ from typing import ClassVar, Self
 
 from protocol.errors import GameError, PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
+from protocol.games.position_text import cell_bits, split_grid
 from protocol.games.spec import GameSpec, SuiteRecipe, identity
 
 SIZE = 8
@@ -203,27 +204,11 @@ class OthelloState(GameState):
     @classmethod
     def decode(cls, text: str) -> Self:
         """Parse ``encode``'s format; the four centre cells must hold discs."""
-        if not isinstance(text, str):
-            raise PositionDecodeError("othello: a position must be a string")
-        board_text, _, side = text.partition(" ")
-        rows = board_text.split("/")
-        if len(rows) != SIZE or any(len(r) != SIZE for r in rows):
-            raise PositionDecodeError(
-                f"othello: expected {SIZE} rows of {SIZE} cells separated by '/', got {text!r}"
-            )
-        if side not in PLAYER_SYMBOLS:
-            raise PositionDecodeError(f"othello: side to move must be 'x' or 'o', got {side!r}")
-        boards = [0, 0]
-        for r, row_text in enumerate(rows):
-            for c, char in enumerate(row_text):
-                if char == ".":
-                    continue
-                if char not in PLAYER_SYMBOLS:
-                    raise PositionDecodeError(f"othello: unknown cell {char!r}")
-                boards[PLAYER_SYMBOLS.index(char)] |= 1 << (SIZE * r + c)
+        grid, to_move = split_grid("othello", text, SIZE, SIZE)
+        boards = cell_bits("othello", "".join(grid))
         if (boards[0] | boards[1]) & _CENTRE != _CENTRE:
             raise PositionDecodeError("othello: the four centre cells always hold discs")
-        return cls._make((boards[0], boards[1]), PLAYER_SYMBOLS.index(side), ())
+        return cls._make((boards[0], boards[1]), to_move, ())
 
     # Square names ----------------------------------------------------------------
 

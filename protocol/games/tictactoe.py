@@ -8,6 +8,7 @@ from typing import ClassVar, Self
 from protocol.errors import PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
 from protocol.games.lines import FULL, SQUARE_SYMMETRIES, completes_line, has_line
+from protocol.games.position_text import cell_bits, split_grid
 from protocol.games.spec import GameSpec
 
 _WINS = (Outcome(0, Termination.LINE), Outcome(1, Termination.LINE))
@@ -101,24 +102,8 @@ class TicTacToeState(GameState):
     @classmethod
     def decode(cls, text: str) -> Self:
         """Parse ``encode``'s format, rejecting impossible positions."""
-        if not isinstance(text, str):
-            raise PositionDecodeError("tictactoe: a position must be a string")
-        board_text, _, side = text.partition(" ")
-        rows = board_text.split("/")
-        if len(rows) != 3 or any(len(r) != 3 for r in rows):
-            raise PositionDecodeError(
-                f"tictactoe: expected 3 rows of 3 cells separated by '/', got {text!r}"
-            )
-        if side not in PLAYER_SYMBOLS:
-            raise PositionDecodeError(f"tictactoe: side to move must be 'x' or 'o', got {side!r}")
-        boards = [0, 0]
-        for index, char in enumerate("".join(rows)):
-            if char == ".":
-                continue
-            if char not in PLAYER_SYMBOLS:
-                raise PositionDecodeError(f"tictactoe: unknown cell {char!r}")
-            boards[PLAYER_SYMBOLS.index(char)] |= 1 << index
-        to_move = PLAYER_SYMBOLS.index(side)
+        grid, to_move = split_grid("tictactoe", text, 3, 3)
+        boards = cell_bits("tictactoe", "".join(grid))
         outcome = decode_outcome("tictactoe", boards, to_move)
         if outcome is None and boards[0] | boards[1] == FULL:
             outcome = _DRAW

@@ -22,6 +22,7 @@ from typing import ClassVar, Self
 from protocol.errors import PositionDecodeError
 from protocol.games.base import PLAYER_SYMBOLS, GameState, Outcome, Termination
 from protocol.games.lines import FULL, SQUARE_SYMMETRIES, completes_line, has_line
+from protocol.games.position_text import cell_bits, require_text, side_to_move
 from protocol.games.spec import GameSpec, SuiteRecipe, Symmetry, identity
 
 _WINS = (Outcome(0, Termination.LINE), Outcome(1, Termination.LINE))
@@ -232,9 +233,7 @@ class UltimateTicTacToeState(GameState):
     def decode(cls, text: str) -> Self:
         """Parse ``encode``'s format, rejecting impossible positions."""
         game = cls.name
-        if not isinstance(text, str):
-            raise PositionDecodeError(f"{game}: a position must be a string")
-        parts = text.split(" ")
+        parts = require_text(game, text).split(" ")
         if len(parts) != 3:
             raise PositionDecodeError(
                 f"{game}: expected '<boards> <side> <forced>', got {text!r}"
@@ -243,16 +242,8 @@ class UltimateTicTacToeState(GameState):
         locals_text = board_text.split("/")
         if len(locals_text) != 9 or any(len(b) != 9 for b in locals_text):
             raise PositionDecodeError(f"{game}: expected 9 local boards of 9 cells joined by '/'")
-        if side not in PLAYER_SYMBOLS:
-            raise PositionDecodeError(f"{game}: side to move must be 'x' or 'o', got {side!r}")
-        bits = [0, 0]
-        for index, char in enumerate("".join(locals_text)):
-            if char == ".":
-                continue
-            if char not in PLAYER_SYMBOLS:
-                raise PositionDecodeError(f"{game}: unknown cell {char!r}")
-            bits[PLAYER_SYMBOLS.index(char)] |= 1 << index
-        to_move = PLAYER_SYMBOLS.index(side)
+        to_move = side_to_move(game, side)
+        bits = cell_bits(game, "".join(locals_text))
         counts = [b.bit_count() for b in bits]
         if counts[0] - counts[1] != to_move:
             raise PositionDecodeError(
