@@ -20,13 +20,14 @@ async def test_a_tournament_round_trips_through_postgres(fresh_pg: str) -> None:
             game="connect4", format="round-robin", bots=("alice", "bob", "carol"),
             games_per_pair=2, openings="test",
         )  # fmt: skip
-        async with store.write_session() as session:
-            tid = await storage.insert_tournament(
-                session, settings, OpeningSuite("test", ((3,), (3, 3)))
-            )
-            assert await storage.claim(session, tid, node)
-        async with store.read_session() as session:
-            state = await storage.load_state(session, tid)
+        tables = store.tournaments
+        tid = await storage.insert_tournament(
+            tables, settings, OpeningSuite("test", ((3,), (3, 3)))
+        )
+        adopted = await tables.adopt(tid, node)
+        assert adopted is not None and adopted.row.status == "running"
+        state = await storage.load_state(tables, tid)
+        assert state.status == "running" and state.started_at is not None
         pair = state.pairs[0]
         first, second = (settings.bots[s] for s in pair.seats(0))
         opening = state.openings[pair.opening]
@@ -37,15 +38,12 @@ async def test_a_tournament_round_trips_through_postgres(fresh_pg: str) -> None:
             store.record_move(match_id, ply, ply % 2, move, 0, 0)
         await store.finish_match(match_id, 0, Termination.LINE, None, True, "test")
         await store.remove_bot("carol")
-        async with store.write_session() as session:
-            seats = await storage.inactive_seats(session, tid)
-            assert seats == [2]
-            await storage.mark_removed(session, tid, seats)
-            assert await storage.change_status(session, tid, "pause") == "paused"
-        async with store.read_session() as session:
-            state = await storage.load_state(session, tid)
-            listed = await storage.list_tournaments(session)
-            exported = await storage.export_games(session, tid)
+        assert await tables.remove_inactive(tid) == [2]
+        assert await tables.remove_inactive(tid) == []
+        assert await tables.change_status(tid, "pause") == "paused"
+        state = await storage.load_state(tables, tid)
+        listed = await storage.list_tournaments(tables)
+        exported = await storage.export_games(tables, tid)
         assert state.results[(pair.number, 0)].match_id == match_id
         assert state.results[(pair.number, 0)].score_a == 1.0
         assert state.removed == [False, False, True] and state.status == "paused"
