@@ -5,7 +5,9 @@ Every ``import`` and ``from ... import`` counts wherever it stands: inside a fun
 still tie the layers together).
 
 - ``protocol`` imports only the standard library (and itself);
-- ``arena/store`` imports nothing from ``arena.play``, ``arena.net`` or ``arena.live``;
+- ``arena/store`` imports nothing from the layers above it (``STORE_CLIENTS``:
+  ``arena.play``, ``arena.net``, ``arena.live``, ``arena.tournaments``,
+  ``arena.cluster``, ``arena.cli``): they are given records, never the reverse;
 - in ``arena``, only the command-line layer (``arena/cli``) and the one launcher of
   solver processes (``arena/analysis/worker.py``) import ``bots``, and only names
   exported by ``bots/__init__.py`` or a subpackage's ``__init__``;
@@ -155,11 +157,15 @@ def test_protocol_imports_only_the_standard_library() -> None:
     assert bad == []
 
 
-def test_the_store_imports_nothing_from_play_net_or_live() -> None:
+STORE_CLIENTS = ("play", "net", "live", "tournaments", "cluster", "cli")
+"""The ``arena`` packages that use the store, which it therefore never imports."""
+
+
+def test_the_store_imports_nothing_from_the_layers_above_it() -> None:
     bad = [
         str(found)
         for found in imports_under("arena", "store")
-        if any(within(found.module, f"arena.{layer}") for layer in ("play", "net", "live"))
+        if any(within(found.module, f"arena.{layer}") for layer in STORE_CLIENTS)
     ]
     assert bad == []
 
