@@ -193,11 +193,7 @@ async def _insert_tournament(
     openings: Sequence[str],
     pairs: Sequence[tuple[int, int, int, int]],
 ) -> int:
-    """Insert a ``tournaments`` row (``columns``), its ``bots`` by seat, ``openings`` and
-    ``pairs`` (number, seat a, seat b, opening); returns its id.
-
-    Raises ``TournamentError`` naming bots that are not registered (or removed).
-    """
+    """``TournamentTables.insert`` in ``session``."""
     found = {
         name: (bot_id, active)
         for name, bot_id, active in await session.execute(
@@ -245,7 +241,7 @@ async def _insert_tournament(
 
 
 async def _load_tournament(session: AsyncSession, tournament_id: int) -> StoredTournament:
-    """Everything stored of the tournament; ``TournamentError`` if there is none."""
+    """``TournamentTables.load`` in ``session``."""
     row = await session.get(Tournament, tournament_id)
     if row is None:
         raise TournamentError(f"no tournament {tournament_id}")
@@ -304,7 +300,7 @@ async def _load_tournament(session: AsyncSession, tournament_id: int) -> StoredT
 
 
 async def _list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
-    """Every tournament, newest first: id, name, game, format, status, games counted, total."""
+    """``TournamentTables.listing`` in ``session``."""
     counted = (
         select(Match.tournament_id, func.count().label("games"))
         .where(Match.tournament_id.is_not(None), Match.status == "finished")
@@ -339,7 +335,7 @@ async def _list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
 
 
 async def _active_ids(session: AsyncSession) -> dict[int, str]:
-    """Id -> status of every tournament that is pending, running or paused."""
+    """``TournamentTables.active`` in ``session``."""
     rows = await session.execute(
         select(Tournament.id, Tournament.status).where(Tournament.status.in_((*ACTIVE, "paused")))
     )
@@ -367,7 +363,7 @@ async def _claim(session: AsyncSession, tournament_id: int, node_id: str) -> boo
 async def _set_status(
     session: AsyncSession, tournament_id: int, status: str, **values: Any
 ) -> None:
-    """Set the tournament's status and any other columns given (``ended_at=...``)."""
+    """``TournamentTables.set_status`` in ``session``."""
     await session.execute(
         update(Tournament)
         .where(Tournament.id == tournament_id)
@@ -377,11 +373,7 @@ async def _set_status(
 
 
 async def _change_status(session: AsyncSession, tournament_id: int, action: str) -> str:
-    """``pause``, ``resume`` or ``cancel`` the tournament; returns its new status.
-
-    Raises ``TournamentError`` for an unknown tournament or an action its
-    status does not allow (a finished tournament cannot be resumed).
-    """
+    """``TournamentTables.change_status`` in ``session``."""
     row = await session.get(Tournament, tournament_id)
     if row is None:
         raise TournamentError(f"no tournament {tournament_id}")
@@ -434,7 +426,7 @@ async def _mark_removed(session: AsyncSession, tournament_id: int, seats: list[i
 
 
 async def _moves_of(session: AsyncSession, match_ids: Sequence[str]) -> dict[str, list[int]]:
-    """The moves of each of ``match_ids`` that has any, in ply order."""
+    """``TournamentTables.moves`` in ``session``."""
     moves: dict[str, list[int]] = {}
     for start in range(0, len(match_ids), _MOVES_PER_READ):
         for match_id, move in await session.execute(
