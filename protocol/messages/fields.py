@@ -412,6 +412,10 @@ class FieldInfo:
 
 _TABLES: dict[type, tuple[FieldInfo, ...]] = {}
 
+NOT_WIRE: Mapping[str, object] = {"wire": False}
+"""``dataclasses.field`` metadata of a field that is no wire field: not parsed, written,
+compared or in the schema (e.g. ``Analysis.text``, the JSON text it was parsed from)."""
+
 
 def field_table(cls: type) -> tuple[FieldInfo, ...]:
     """The wire fields of a dataclass whose fields are ``Annotated[..., Spec]`` (cached)."""
@@ -421,6 +425,8 @@ def field_table(cls: type) -> tuple[FieldInfo, ...]:
     hints = typing.get_type_hints(cls, include_extras=True)
     table = []
     for f in dataclasses.fields(cls):
+        if f.metadata.get("wire") is False:
+            continue  # kept by the object, never on the wire (``NOT_WIRE``)
         specs = [m for m in getattr(hints[f.name], "__metadata__", ()) if isinstance(m, Spec)]
         if len(specs) != 1:
             raise TypeError(f"{cls.__name__}.{f.name} needs exactly one Spec in Annotated[...]")

@@ -91,7 +91,7 @@ def principal_line(tree: Sequence[TreeNode]) -> list[int]:
 # The fast path for a whole ``analysis`` -----------------------------------------------
 
 _ANALYSIS_KEYS = frozenset(
-    ("simulations", "sims_per_s", "value", "depth", "moves", "nodes", "nodes_per_s", "tree")
+    ("simulations", "sims_per_s", "value", "depth", "moves", "nodes", "nodes_per_s", "pv", "tree")
 )
 _STAT_KEYS = frozenset(("move", "visits", "value"))
 _NODE_KEYS = frozenset(("move", "visits", "value", "parent"))
@@ -110,9 +110,12 @@ def _number(value: object) -> float | None:
     return None
 
 
-def fast_analysis(data: object, analysis: type[Any], stat: type[Any]) -> Any:
+def fast_analysis(
+    data: object, analysis: type[Any], stat: type[Any], text: str | None = None
+) -> Any:
     """The ``analysis`` (an ``analysis`` instance) that ``data`` holds in its usual valid form,
-    or None: then the full parser decides, and words any error.
+    or None: then the full parser decides, and words any error. ``text``, the JSON
+    ``data`` was decoded from, is kept in the result's ``text`` when given.
 
     The generic parser checks each of a report's fifty-odd values through its spec and
     builds each one's error path as it goes: some 50 us for a built-in MCTS's report, on
@@ -156,6 +159,14 @@ def fast_analysis(data: object, analysis: type[Any], stat: type[Any]) -> Any:
                 return None
             stats.append(stat(move, visits, value))
         fields["moves"] = tuple(stats)
+    pv = data.get("pv")
+    if pv is not None:
+        if type(pv) is not list or len(pv) > MAX_ANALYSIS_MOVES:
+            return None
+        for move in pv:
+            if not _count(move, MAX_MOVE):
+                return None
+        fields["pv"] = tuple(pv)
     tree = data.get("tree")
     if tree is not None:
         if type(tree) is not list or len(tree) > MAX_TREE_NODES:
@@ -174,4 +185,6 @@ def fast_analysis(data: object, analysis: type[Any], stat: type[Any]) -> Any:
                 return None
             nodes.append(TreeNode(move, visits, value, parent))
         fields["tree"] = tuple(nodes)
+    if text is not None:
+        fields["text"] = text
     return analysis(**fields)

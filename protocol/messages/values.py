@@ -4,11 +4,11 @@ The ``Annotated`` aliases pair a Python type with its wire ``Spec``; the
 dataclasses here travel inside messages (a time control, clocks, an analysis).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY
-from protocol.messages.fields import Array, Bool, Float, Int, Nullable, Obj, Pair, Str
+from protocol.messages.fields import NOT_WIRE, Array, Bool, Float, Int, Nullable, Obj, Pair, Str
 from protocol.messages.search import TreeNode, TreeSpec, fast_analysis
 from protocol.messages.spec import Wire, fast_init
 
@@ -101,6 +101,10 @@ class Analysis(Wire):
     """The principal variation: the line the search expects, from the move played on."""
     tree: Annotated[tuple[TreeNode, ...] | None, Nullable(TreeSpec())] = None
     """The top of the search tree, a few plies deep (``protocol.messages.search``)."""
+    text: str | None = field(default=None, compare=False, repr=False, metadata=NOT_WIRE)
+    """Not a wire field: the compact JSON text this report was read from, when the move's
+    frame had it in that form (``compact_move``), so a store keeps it without writing it
+    again; None for a report built or parsed any other way."""
 
 
 class AnalysisSpec(Obj):
