@@ -133,3 +133,50 @@ def test_a_compact_move_over_the_size_limit_is_still_too_large() -> None:
         assert exc.code == ErrorCode.TOO_LARGE
     else:
         raise AssertionError("accepted over the limit")
+
+
+REPORT = (
+    '{"simulations":900,"sims_per_s":45000.5,"value":0.25,"moves":[{"move":3,"visits":600,'
+    '"value":0.3},{"move":2,"visits":300}],"pv":[3,3],"tree":[{"move":3,"visits":600,'
+    '"value":0.3},{"move":3,"visits":400,"value":-0.2,"parent":0}]}'
+)
+
+
+def test_a_compact_move_with_an_analysis_takes_the_fast_path_and_keeps_its_text() -> None:
+    for suffix in ("}", ',"id":"r1"}'):
+        frame = f'{{"type":"move","match_id":"m7","ply":3,"move":2,"analysis":{REPORT}{suffix}'
+        fast = parse_compact_move(frame)
+        assert fast is not None and fast == full_parse(frame)
+        assert fast.analysis is not None and fast.analysis.text == REPORT
+        # What Move.to_json writes (analysis, then id) is this same compact form.
+        assert parse_compact_move(fast.to_json()) == fast
+
+
+def test_reports_the_fast_path_must_not_take_go_the_long_way() -> None:
+    head = '{"type":"move","match_id":"m7","ply":3,"move":2,"analysis":'
+    repeated = REPORT.replace('{"move":2,"visits":300}', '{"move":2,"visits":300,"move":4}')
+    cases = {
+        repeated: ErrorCode.BAD_JSON,  # the plain decoder would keep the last "move"
+        REPORT.replace('"pv"', '"who"'): ErrorCode.UNKNOWN_FIELD,
+        REPORT.replace("0.25", "NaN"): ErrorCode.BAD_JSON,
+        REPORT.replace('"parent":0', '"parent":1'): ErrorCode.BAD_VALUE,
+        REPORT[:-1] + ',"depth":' + "[" * 40 + "]" * 40 + "}": ErrorCode.BAD_JSON,
+        REPORT + ',"id":"r1"},"id":"r2"': ErrorCode.BAD_JSON,
+    }
+    for report, code in cases.items():
+        frame = f"{head}{report}}}"
+        assert parse_compact_move(frame) is None, report
+        try:
+            parse_client_message(frame)
+        except ProtocolError as exc:
+            assert exc.code == code, report
+        else:
+            raise AssertionError(f"{report!r} was accepted")
+
+
+def test_a_report_with_whitespace_or_escapes_is_kept_parsed_not_as_text() -> None:
+    head = '{"type":"move","match_id":"m7","ply":3,"move":2,"analysis":'
+    for report in (REPORT.replace(",", ", "), REPORT.replace('"pv"', '"p\\u0076"')):
+        fast = parse_compact_move(f"{head}{report}}}")
+        assert fast is not None and fast.analysis is not None and fast.analysis.text is None
+        assert fast == full_parse(f"{head}{REPORT}}}")
