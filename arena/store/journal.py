@@ -52,12 +52,18 @@ from arena.errors import RecoveryJournalError
 from arena.ratings import RatingModel
 from arena.store.batch_sql import BatchSql, PlainBatch
 from arena.store.health import Pending, describe_failure
+from arena.store.movebuffer import DEFAULT_MAX_PENDING
 
 log = logging.getLogger("arena.store")
 
 VERSION = 1
-DEFAULT_RESERVE_BYTES = 8 * 1024 * 1024
-"""Room kept for the journal: the default pending-moves cap at some 45 bytes a move, and more."""
+JOURNAL_MOVE_BYTES = 2048
+"""Journal bytes per pending move, rounded up: a move row alone is some 45 bytes; with the
+report of a built-in MCTS (candidates and tree, ~1.5 KB of JSON, its quotes escaped in
+the row) 1,827 (docs/operations.md, "A full disk at shutdown")."""
+
+DEFAULT_RESERVE_BYTES = DEFAULT_MAX_PENDING * JOURNAL_MOVE_BYTES
+"""Room kept for the journal: the default pending-moves cap, every move with an analysis."""
 
 _DATETIMES = ("started_at", "ended_at")
 
