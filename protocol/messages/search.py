@@ -97,6 +97,9 @@ _STAT_KEYS = frozenset(("move", "visits", "value"))
 _NODE_KEYS = frozenset(("move", "visits", "value", "parent"))
 
 
+_INF = math.inf
+
+
 def _count(value: object, hi: int = MAX_COUNT) -> TypeGuard[int]:
     return type(value) is int and 0 <= value <= hi
 
@@ -153,9 +156,18 @@ def fast_analysis(
             if type(item) is not dict or not item.keys() <= _STAT_KEYS:
                 return None
             move, visits, value = item.get("move"), item.get("visits"), item.get("value")
-            if not (_count(move, MAX_MOVE) and _count(visits)):
+            # _count and _number inlined: these loops run some 30 times per report.
+            if not (
+                type(move) is int
+                and 0 <= move <= MAX_MOVE
+                and type(visits) is int
+                and 0 <= visits <= MAX_COUNT
+            ):
                 return None
-            if value is not None and (value := _number(value)) is None:
+            if type(value) is float:
+                if not -_INF < value < _INF:  # NaN fails too
+                    return None
+            elif value is not None and (value := _number(value)) is None:
                 return None
             stats.append(stat(move, visits, value))
         fields["moves"] = tuple(stats)
@@ -177,9 +189,17 @@ def fast_analysis(
                 return None
             move, visits, value = item.get("move"), item.get("visits"), item.get("value")
             parent = item.get("parent")
-            if not (_count(move, MAX_MOVE) and _count(visits)):
+            if not (
+                type(move) is int
+                and 0 <= move <= MAX_MOVE
+                and type(visits) is int
+                and 0 <= visits <= MAX_COUNT
+            ):
                 return None
-            if value is not None and (value := _number(value)) is None:
+            if type(value) is float:
+                if not -_INF < value < _INF:
+                    return None
+            elif value is not None and (value := _number(value)) is None:
                 return None
             if parent is not None and not (type(parent) is int and 0 <= parent < index):
                 return None
