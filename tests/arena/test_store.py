@@ -33,10 +33,11 @@ from arena.store import (
     Store,
 )
 from arena.store.models import Move
-from arena.store.searches import STORED_MOVES
+from arena.store.searches import STORED_MOVES, STORED_TEXT_BYTES, search_text
 from arena.store.tokens import random_text
 from protocol.games import Fault, Termination
-from protocol.messages import Analysis, MoveStat, TreeNode
+from protocol.messages import Analysis, MoveStat, TreeNode, parse_client_message
+from protocol.messages import Move as MoveMessage
 
 GAME = "connect4"
 
@@ -283,6 +284,30 @@ async def test_a_moves_analysis_is_stored_with_it_bounded(slow_store: Store) -> 
         assert record is not None
         assert [m.analysis for m in record.moves] == [want, None]
         await slow_store.flush()
+
+
+def sent_analysis(report: str) -> Analysis:
+    """The analysis of a compact move frame carrying ``report``, as the server parses it."""
+    frame = f'{{"type":"move","match_id":"m1","ply":0,"move":3,"analysis":{report}}}'
+    move = parse_client_message(frame)
+    assert isinstance(move, MoveMessage) and move.analysis is not None
+    return move.analysis
+
+
+def test_a_compact_report_is_stored_as_sent_and_any_other_written_bounded() -> None:
+    # A JavaScript bot's 1 for 1.0: kept as sent, not decoded and written again.
+    sent = '{"simulations":9,"value":1,"moves":[{"move":3,"visits":9,"value":1}]}'
+    assert search_text(sent_analysis(sent)) == sent
+    # Digits beyond a float's: valid, parsed, but longer than a stored text may be.
+    padded = sent.replace('"value":1,', '"value":0.' + "1" * STORED_TEXT_BYTES + ",", 1)
+    written = search_text(sent_analysis(padded))
+    assert written is not None and len(written) < 200
+    assert written.startswith('{"simulations":9,"value":0.1111111111111111,"moves"')
+    # Over the candidate cap: trimmed, so written again whatever came in.
+    stats = ",".join(f'{{"move":{m},"visits":{m}}}' for m in range(STORED_MOVES + 4))
+    trimmed = search_text(sent_analysis(f'{{"moves":[{stats}]}}'))
+    assert trimmed is not None and trimmed.count('"move"') == STORED_MOVES
+    assert '"visits":0}' not in trimmed
 
 
 # Finishing -------------------------------------------------------------------
