@@ -28,8 +28,9 @@ STORED_MOVES = 16
 """Most candidate moves kept per stored analysis: the most visited ones."""
 
 STORED_TEXT_BYTES = 8192
-"""Longest report text stored as the bot sent it (ASCII: characters are bytes); the
-protocol's writer makes a valid report of ``STORED_MOVES`` candidates shorter than this."""
+"""Longest report text stored as the bot sent it (ASCII: characters are bytes): what the
+protocol's writer makes of the longest valid report of ``STORED_MOVES`` candidates (every
+field, every number at its longest) is 8,171 bytes, so a stored text is never longer."""
 
 _write = WRITERS[Analysis]
 

@@ -38,6 +38,8 @@ from arena.store.tokens import random_text
 from protocol.games import Fault, Termination
 from protocol.messages import Analysis, MoveStat, TreeNode, parse_client_message
 from protocol.messages import Move as MoveMessage
+from protocol.messages.codes import MAX_ANALYSIS_MOVES, MAX_COUNT, MAX_MOVE, MAX_PLY
+from protocol.messages.search import MAX_TREE_NODES
 
 GAME = "connect4"
 
@@ -308,6 +310,21 @@ def test_a_compact_report_is_stored_as_sent_and_any_other_written_bounded() -> N
     trimmed = search_text(sent_analysis(f'{{"moves":[{stats}]}}'))
     assert trimmed is not None and trimmed.count('"move"') == STORED_MOVES
     assert '"visits":0}' not in trimmed
+
+
+def test_no_valid_report_is_written_longer_than_a_text_kept_as_sent() -> None:
+    # Every field present and every number at its longest: the bound of a stored text.
+    longest = -0.12345678901234567e-300
+    stats = tuple(MoveStat(MAX_MOVE, MAX_COUNT, longest) for _ in range(STORED_MOVES + 1))
+    tree = tuple(
+        TreeNode(MAX_MOVE, MAX_COUNT, longest, MAX_TREE_NODES - 1 if i else None)
+        for i in range(MAX_TREE_NODES)
+    )
+    pv = (MAX_MOVE,) * MAX_ANALYSIS_MOVES
+    big = 1.2345678901234567e300
+    analysis = Analysis(MAX_COUNT, big, longest, MAX_PLY, stats, MAX_COUNT, big, pv, tree)
+    written = search_text(analysis)
+    assert written is not None and 8000 < len(written) <= STORED_TEXT_BYTES
 
 
 # Finishing -------------------------------------------------------------------
