@@ -5,7 +5,9 @@ The gateway owns the connections, and keeps the table of who is online
 send a valid ``hello`` within ``hello_timeout_s``; a bot proves its token
 (failed logins are logged and throttled per address, ``LoginThrottle``), a
 spectator needs none. A second connection of the same bot replaces the
-first and takes over its live matches (a reconnect). ``recheck_logins``
+first and takes over its live matches (a reconnect), unless both are
+workers (hello ``worker``): then both serve the bot, each its own matches
+and seats (``Presence.join``). ``recheck_logins``
 (every couple of seconds, from the server) closes the connections of bots
 removed, or whose token was reset, since they logged in.
 
@@ -66,6 +68,7 @@ from protocol.messages import (
     ChallengeDeclined,
     ClientMessage,
     CloseCode,
+    Decline,
     Error,
     ErrorCode,
     Hello,
@@ -299,9 +302,7 @@ class Gateway:
             self.guests.pop(name, None)
             self._lobby.forget(name)  # its challenge, if unanswered, is void
             return
-        if self.bots.get(name) is conn:  # not replaced by a newer connection
-            del self.bots[name]
-            self.max_matches.pop(name, None)
+        if self.presence.leave(name, conn):  # not replaced, and no other worker serves it
             self.guest_games.pop(name, None)
             self.logins.left(name)
             for dropped in self._lobby.forget(name):
@@ -378,6 +379,9 @@ class Gateway:
         if type(message) is Seek:
             # On the spot once the game's board is built (the server builds it at start).
             assert conn.name is not None
+            # A worker's seek joins its bot's (``already_seeking`` if there is one already):
+            # the bot's next match goes to the first worker that asked.
+            self.presence.want(conn.name, conn)
             rating = self._registry.rating_now(conn.name, message.game)
             if rating is not None:
                 try:
@@ -385,6 +389,8 @@ class Gateway:
                 except ProtocolError as exc:
                     self._reply_error(conn, exc, message.id)
                 return None
+        if type(message) is Decline:
+            self.presence.unwant(conn.name or "", conn)
         return self._answer(conn, message, self.requests.from_bot(conn, message))
 
     def _judge_malformed_move(self, session: _Session, exc: MalformedMoveError) -> None:
@@ -443,6 +449,7 @@ class Gateway:
                 return
         conn.role = hello.role
         session.active_at = self._clock.now()
+        replaced: list[object] = []
         if hello.role == "spectator":
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
@@ -466,21 +473,23 @@ class Gateway:
             conn.name = hello.name
             # A bot playing n matches at once legitimately sends n times the seeks.
             session.bucket.scale(hello.max_matches)
-            self._register_bot(conn, hello.name, hello.max_matches)
+            replaced = self._register_bot(conn, hello)
             self.guest_games[hello.name] = frozenset(g for g in hello.guests if g in GAMES)
             assert hello.token is not None
             self.logins.logged_in(hello.name, hello.token)
             log.info(
-                "bot %s logged in from %s (max_matches %d)",
+                "bot %s logged in from %s (max_matches %d%s)",
                 hello.name,
                 conn.remote,
                 hello.max_matches,
+                ", worker" if hello.worker else "",
                 extra={
                     "event": "login",
                     "role": "bot",
                     "bot": hello.name,
                     "remote": conn.remote,
                     "max_matches": hello.max_matches,
+                    "worker": hello.worker,
                 },
             )
         conn.send(
@@ -495,8 +504,11 @@ class Gateway:
         if hello.role == "bot":
             # Measure the round trip now, so it is credited from the first move on.
             conn.ping()
-            for match in self._registry.of_bot(conn.name or ""):
-                match.attach(conn.name or "", conn)
+            name = conn.name or ""
+            for match in self._registry.of_bot(name):
+                # A worker takes over only the matches no other worker plays on.
+                if not hello.worker or match.link(name) is None or match.link(name) in replaced:
+                    match.attach(name, conn)
 
     async def _check_hello(self, conn: WebSocketConnection, hello: Hello) -> None:
         if not self.accepting:
@@ -544,20 +556,22 @@ class Gateway:
             )
         self.throttle.succeeded(conn.remote, hello.name)
 
-    def _register_bot(self, conn: WebSocketConnection, name: str, max_matches: int) -> None:
-        previous = self.bots.get(name)
-        self.bots[name] = conn
-        self.max_matches[name] = max_matches
-        if previous is not None:
+    def _register_bot(self, conn: WebSocketConnection, hello: Hello) -> list[object]:
+        """Put ``conn`` online; close and return the connections it replaces."""
+        assert hello.name is not None
+        replaced = self.presence.join(hello.name, conn, hello.max_matches, hello.worker)
+        for previous in replaced:
             previous.send(
                 Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")
             )
             previous.close(CloseCode.REPLACED, "replaced by a newer connection")
+        return list(replaced)
 
     async def recheck_logins(self) -> None:
         """Close the connections of bots removed, or whose token was reset, since their
         login (``arena.net.logins``)."""
-        for conn in await self.logins.revoked(self.bots):
+        revoked = await self.logins.revoked(self.bots)
+        for conn in [c for bot in revoked for c in self.presence.connections_of(bot.name or "")]:
             if conn.closing:
                 continue
             log.warning(
