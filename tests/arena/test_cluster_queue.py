@@ -213,7 +213,7 @@ async def test_a_refusal_that_outruns_the_match_s_start_ends_it_once_started(db:
         store,
         lobby,
         registry,  # type: ignore[arg-type]
-        link_of=lambda bot, load: None,
+        link_of=lambda bot: None,
         has_capacity=lambda bot: True,
         spawn=lambda coro, name: asyncio.get_running_loop().create_task(coro),
         rng=random.Random(3),
@@ -480,7 +480,7 @@ async def test_a_bot_redirected_away_logs_in_again_without_a_read_when_it_comes_
         store,
         Lobby(has_capacity=lambda bot: True, rng=random.Random(4)),
         _Registry(),  # type: ignore[arg-type]
-        link_of=lambda bot, load: link,  # type: ignore[arg-type, return-value]
+        link_of=lambda bot: link,  # type: ignore[arg-type, return-value]
         has_capacity=lambda bot: True,
         spawn=lambda coro, name: asyncio.get_running_loop().create_task(coro),
         rng=random.Random(4),

@@ -1,0 +1,114 @@
+"""One bot, many connections: worker logins (hello ``worker``) on a real server (port 0).
+
+Scripted websocket clients play the workers: each brings its own seats, its
+matches reach it alone, the bot keeps one name and one rating, a worker that
+leaves loses only its own match, and a plain login still replaces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from arena.server import ArenaServer
+from arena.store import Store
+from protocol.messages import MatchEnd, MatchStart, YourTurn
+from tests.arena.conftest import BotFactory, Client, ServerFactory
+
+TC = {"move_ms": 5000, "bank_ms": 0}
+
+
+async def seek(client: Client, game: str = "tictactoe") -> None:
+    """Ask to play ``game`` at ``TC``."""
+    await client.send(type="seek", game=game, time_control=TC)
+
+
+async def play_out(client: Client, matches: int) -> list[MatchEnd]:
+    """Answer every turn with the first legal move until ``matches`` matches ended."""
+    ends: list[MatchEnd] = []
+    while len(ends) < matches:
+        message = await client.recv(timeout=10)
+        if isinstance(message, YourTurn):
+            await client.move(message, message.legal_moves[0])
+        elif isinstance(message, MatchEnd):
+            ends.append(message)
+    return ends
+
+
+async def two_matches(bot: BotFactory, **login: Any) -> tuple[Client, Client, Client, str, str]:
+    """Two workers of alice, each in its own match against bob (two seats, one login)."""
+    w1 = await bot("alice", worker=True, **login)
+    w2 = await bot("alice", worker=True, **login)
+    bob = await bot("bob", max_matches=2, **login)
+    await seek(w1)
+    await seek(bob)
+    first = (await w1.expect(MatchStart)).match_id
+    await seek(w2)
+    await seek(bob)
+    second = (await w2.expect(MatchStart)).match_id
+    assert first != second
+    return w1, w2, bob, first, second
+
+
+async def test_two_workers_play_at_once_under_one_name_and_one_rating(
+    server: ArenaServer, bot: BotFactory, store: Store
+) -> None:
+    w1, w2, bob, first, second = await two_matches(bot)
+    assert server.parts.seats.free_seats("alice") == 0  # 1 + 1 seats, both in use
+    assert server.registry.playing("alice") == 2
+    ends = await asyncio.gather(play_out(w1, 1), play_out(w2, 1), play_out(bob, 2))
+    assert ends[0][0].match_id == first and ends[1][0].match_id == second
+    # Each worker heard only of its own match.
+    ids = {m.match_id for m in w1.seen if hasattr(m, "match_id")}
+    assert ids == {first}
+    assert {m.match_id for m in w2.seen if hasattr(m, "match_id")} == {second}
+    # One name on the leaderboard, rated once per game.
+    board = {row.bot: row for row in await store.leaderboard("tictactoe")}
+    assert board["alice"].games == board["bob"].games == 2
+    assert len(await store.list_matches(status="finished", game="tictactoe")) == 2
+
+
+async def test_a_worker_that_leaves_loses_its_match_and_the_others_play_on(
+    make_server: ServerFactory, bot: BotFactory, store: Store
+) -> None:
+    target = await make_server(grace_s=0.2)
+    w1, w2, bob, first, second = await two_matches(bot, target=target)
+
+    async def move_once_then_leave() -> None:
+        # After its first move: leaving before it would abort the match (a no-show).
+        turn = await w1.expect(YourTurn)
+        await w1.move(turn, turn.legal_moves[0])
+        await w1.close()
+
+    _, w2_ends, bob_ends = await asyncio.gather(
+        move_once_then_leave(), play_out(w2, 1), play_out(bob, 2)
+    )
+    assert w2_ends[0].match_id == second and w2_ends[0].termination != "disconnect"
+    lost = next(end for end in bob_ends if end.match_id == first)
+    assert lost.termination == "disconnect" and lost.fault == "bot"
+    assert lost.winner == next(
+        m.you for m in bob.seen if isinstance(m, MatchStart) and m.match_id == first
+    )
+    # The remaining worker was never handed the abandoned match.
+    assert not any(getattr(m, "match_id", None) == first for m in w2.seen)
+    assert target.parts.presence.max_matches["alice"] == 1  # w2's seat only
+
+
+async def test_workers_join_each_other_and_a_plain_login_replaces_them_all(
+    server: ArenaServer, bot: BotFactory
+) -> None:
+    presence = server.parts.presence
+    plain = await bot("alice", max_matches=3)
+    w1 = await bot("alice", max_matches=2, worker=True)
+    await plain.expect_error("replaced")  # a worker replaces a plain connection
+    assert await plain.closed() == 4001
+    w2 = await bot("alice", max_matches=3, worker=True)
+    assert presence.max_matches["alice"] == 5
+    assert server.parts.seats.free_seats("alice") == 5
+    again = await bot("alice")
+    for worker in (w1, w2):
+        await worker.expect_error("replaced")
+        assert await worker.closed() == 4001
+    assert presence.max_matches["alice"] == 1 and "alice" not in presence.workers
+    assert presence.bots["alice"] is not None and presence.is_online("alice")
+    await again.close()
