@@ -12,8 +12,11 @@ from typing import Any
 
 from arena.server import ArenaServer
 from arena.store import Store
+from arena.tournaments.openings import OpeningSuite
+from arena.tournaments.settings import TournamentSettings
 from protocol.messages import MatchEnd, MatchStart, YourTurn
 from tests.arena.conftest import BotFactory, Client, ServerFactory
+from tests.tournament_bots import AutoBots
 
 TC = {"move_ms": 5000, "bank_ms": 0}
 
@@ -112,3 +115,31 @@ async def test_workers_join_each_other_and_a_plain_login_replaces_them_all(
     assert presence.max_matches["alice"] == 1 and "alice" not in presence.workers
     assert presence.bots["alice"] is not None and presence.is_online("alice")
     await again.close()
+
+
+async def test_a_tournament_deals_its_games_to_every_worker_s_seats(
+    server: ArenaServer, tokens: dict[str, str]
+) -> None:
+    bots = AutoBots(server.port, tokens)
+    try:
+        gate = asyncio.Event()  # nobody moves before both of alice's seats are in play
+        workers = [await bots("alice", {"worker": True}, gate=gate) for _ in range(2)]
+        await bots("bob", {"max_matches": 2}, gate=gate)
+        assert server.parts.seats.free_seats("alice") == 2
+        assert server.tournaments is not None
+        scheduler = server.tournaments.scheduler
+        settings = TournamentSettings(
+            game="tictactoe", format="round-robin", bots=("alice", "bob"), games_per_pair=4,
+            move_ms=2000, concurrency=2, openings="test",
+        )  # fmt: skip
+        tid = await scheduler.create(settings, OpeningSuite("test", ((4,), (0,))))
+        async with asyncio.timeout(30):
+            while not all(w.starts for w in workers):  # one game on each worker at once
+                await asyncio.sleep(0.01)
+            gate.set()
+            while (await scheduler.status(tid))["status"] != "finished":
+                await asyncio.sleep(0.02)
+        assert all(len(w.starts) == len(w.ends) >= 1 for w in workers)
+        assert sum(len(w.ends) for w in workers) == 4
+    finally:
+        await bots.close()
