@@ -66,6 +66,7 @@ from protocol.messages import (
     PROTOCOL_VERSION,
     Accept,
     ChallengeDeclined,
+    CancelSeek,
     ClientMessage,
     CloseCode,
     Decline,
@@ -379,19 +380,25 @@ class Gateway:
         if type(message) is Seek:
             # On the spot once the game's board is built (the server builds it at start).
             assert conn.name is not None
-            # A worker's seek joins its bot's (``already_seeking`` if there is one already):
-            # the bot's next match goes to the first worker that asked.
-            self.presence.want(conn.name, conn)
             rating = self._registry.rating_now(conn.name, message.game)
-            if rating is not None:
-                try:
-                    self.requests.seek(conn.name, message, rating)
-                except ProtocolError as exc:
-                    self._reply_error(conn, exc, message.id)
-                return None
-        if type(message) is Decline:
+            if rating is None:
+                return self._answer(conn, message, self._seek_later(conn, message))
+            try:
+                self.requests.seek(conn.name, message, rating)
+                # A worker's seek queued: the bot's match it pairs goes to this worker
+                # (a second worker's seek meanwhile gets ``already_seeking``).
+                self.presence.want(conn.name, conn)
+            except ProtocolError as exc:
+                self._reply_error(conn, exc, message.id)
+            return None
+        if type(message) is Decline or type(message) is CancelSeek:
             self.presence.unwant(conn.name or "", conn)
         return self._answer(conn, message, self.requests.from_bot(conn, message))
+
+    async def _seek_later(self, conn: WebSocketConnection, seek: Seek) -> None:
+        """A seek sent before its game's ratings are loaded: queued once they are."""
+        await self.requests.from_bot(conn, seek)
+        self.presence.want(conn.name or "", conn)
 
     def _judge_malformed_move(self, session: _Session, exc: MalformedMoveError) -> None:
         """A ``move`` whose move is not a move number still answers its turn: it loses."""
