@@ -2,7 +2,7 @@
 
     python bench/tournament_speed.py [--concurrency 1,8,64] [--seconds 15] [--game connect4]
         [--serve-options "--db-writer inline"]
-    python bench/tournament_speed.py --workers 1,2,4 [--strategy "mcts:sims=3000,workers=1"]
+    python bench/tournament_speed.py --workers 1,2,4 [--strategy "mcts:sims=20000,workers=1"]
 
 For each concurrency ``c`` a fresh ``arena serve`` (a real process, SQLite
 file, the writer process as in production) runs a round robin of ``2c`` bots
@@ -227,7 +227,12 @@ async def measure_workers(
         server.terminate()
         server.wait(30)
     games = done_after["progress"]["done"] - done_before["progress"]["done"]
-    return {"workers": workers, "games_per_min": games / (end - start) * 60, "games": games}
+    return {
+        "workers": workers,
+        "games_per_min": games / (end - start) * 60,
+        "games": games,
+        "load": os.getloadavg()[0],
+    }
 
 
 def main() -> None:
@@ -244,7 +249,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--strategy",
-        default="mcts:sims=3000,workers=1,seed=1",
+        default="mcts:sims=20000,workers=1,seed=1",
         help="--workers: the strategy every worker process plays",
     )
     args = parser.parse_args()
@@ -253,7 +258,7 @@ def main() -> None:
             f"one bot pair over worker processes, {args.game}, {args.strategy}, "
             f"{args.seconds:g} s windows, {os.cpu_count()} CPUs"
         )
-        print(f"{'workers':>7} {'processes':>9} {'games':>6} {'games/min':>10}")
+        print(f"{'workers':>7} {'processes':>9} {'games':>6} {'games/min':>10} {'load 1m':>8}")
         with tempfile.TemporaryDirectory() as folder:
             for count in (int(w) for w in args.workers.split(",")):
                 row = asyncio.run(
@@ -264,7 +269,7 @@ def main() -> None:
                 )  # fmt: skip
                 print(
                     f"{row['workers']:>7} {2 * count:>9} {row['games']:>6} "
-                    f"{row['games_per_min']:>10.1f}",
+                    f"{row['games_per_min']:>10.1f} {row['load']:>8.2f}",
                     flush=True,
                 )
         return
