@@ -154,9 +154,7 @@ class Presence:
     def roomiest(self, bot: str, load: Load) -> WebSocketConnection:
         """The worker of ``bot`` with the most seats free, counting those it asked to fill."""
         wants = self._wants[bot]
-        return max(
-            self.workers[bot], key=lambda c: self.seats[c] - load(c) - wants.count(c)
-        )
+        return max(self.workers[bot], key=lambda c: self.seats[c] - load(c) - wants.count(c))
 
     def tell(self, bot: str, message: ServerMessage) -> None:
         """Send ``message`` to ``bot`` (or a guest) if it is online."""
