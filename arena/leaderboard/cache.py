@@ -9,7 +9,13 @@ the event loop keeps serving. It is rebuilt only when
   calls it from each rated ``match_end``), and at least ``refresh_s`` has
   passed since the last build began; or
 - it is older than ``max_age_s`` (results committed by other arena processes
-  sharing the database, ``arena bots remove``, ``arena ratings rebuild``).
+  sharing the database, ``arena bots remove``, ``arena ratings rebuild``);
+
+and, either way, the last fit has rested: a fit that took ``d`` seconds is
+followed by at least ``d·(1/FIT_SHARE − 1)`` seconds without one, so fitting
+takes at most ``FIT_SHARE`` of a core however many bots the board holds (a
+fit of 2,000 bots takes seconds; back to back, it took a core from the
+matches). Pairing and live ratings never wait for a fit (``rating_now``).
 
 ``board(game)`` returns the cached board at once unless a rebuild is due; a
 due rebuild is awaited (so a bot asking right after its match sees its result
@@ -49,6 +55,10 @@ REFRESH_S = 1.0
 MAX_AGE_S = 30.0
 """A board older than this is re-read on the next request even without a known result."""
 
+FIT_SHARE = 0.25
+"""The most of its time the leaderboard spends fitting while results keep coming: after a fit
+of ``d`` seconds the next begins no sooner than ``d·(1/FIT_SHARE − 1)`` seconds later."""
+
 Spawn = Callable[[Coroutine[Any, Any, None], str], object]
 """Runs a coroutine as a supervised task (``Supervisor.spawn``)."""
 
@@ -72,6 +82,8 @@ class _Slot:
     paced_from: float = -1e18
     """When the last build that counts toward ``refresh_s`` began: the start-up build does
     not, so the first result after start is on the next read's board."""
+    rested_at: float = -1e18
+    """When the last fit has rested (``FIT_SHARE``): no paced build begins before."""
     dirty: bool = False
     building: asyncio.Task[Board] | None = None
     scheduled: bool = False
@@ -125,7 +137,7 @@ class Leaderboards:
         if slot.board is None or slot.building is not None:
             return await self._build(game, slot)
         stale = slot.dirty or now - slot.started >= self._max_age_s
-        if stale and now - slot.paced_from >= self._refresh_s:
+        if stale and now >= self._due_at(slot):
             return await self._build(game, slot)
         return slot.board
 
@@ -246,7 +258,11 @@ class Leaderboards:
                 self._answer(slot, number, slot.board)
                 return slot.board
             self._versions += 1
+            fit_began = self._clock()
             board = await asyncio.to_thread(build_board, game, rows, cells, self._versions)
+            fit_ended = self._clock()
+            if paced:
+                slot.rested_at = fit_ended + (fit_ended - fit_began) * (1.0 / FIT_SHARE - 1.0)
             self.fits += 1
             slot.board, slot.inputs = board, inputs
         except BaseException:
@@ -275,15 +291,20 @@ class Leaderboards:
                 waiter.set_result(board)
         slot.waiting = keep
 
+    def _due_at(self, slot: _Slot) -> float:
+        """When a stale board may be rebuilt: ``refresh_s`` after the last paced build began,
+        and not before the last fit has rested (``FIT_SHARE``)."""
+        return max(slot.paced_from + self._refresh_s, slot.rested_at)
+
     def _schedule(self, game: str, slot: _Slot) -> None:
-        """Rebuild ``game``'s board once ``refresh_s`` has passed since the last build began.
+        """Rebuild ``game``'s board once it is due (``_due_at``).
 
         A build under way when the time comes reschedules when it ends, if needed.
         """
         if slot.scheduled or slot.building is not None:
             return
         slot.scheduled = True
-        delay = max(0.0, slot.paced_from + self._refresh_s - self._clock())
+        delay = max(0.0, self._due_at(slot) - self._clock())
         self._spawn(self._rebuild_later(game, slot, delay), f"leaderboard-refresh-{game}")
 
     async def _rebuild_later(self, game: str, slot: _Slot, delay: float) -> None:

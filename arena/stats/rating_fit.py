@@ -255,18 +255,22 @@ def report_ratings(
         if np.count_nonzero(main) < 2:  # no games at all: no group stands out
             main[:] = True
         default = _mean_of(main, share)
-    # Row i of ``reference`` says what bot i's rating is relative to: its own group's
-    # mean (or the anchor, in the anchor's group). A bot without games has no group to
-    # speak of: it sits at the main group's level with a prior-wide interval.
-    reference = np.tile(default, (size, 1))
+    # ``reference_of[i]`` says what bot i's rating is relative to: its own group's mean
+    # (or the anchor, in the anchor's group), a row of ``references``. A bot without games
+    # has no group to speak of: it sits at the main group's level with a prior-wide interval.
+    references = [default]
+    reference_of = np.zeros(size, dtype=np.intp)
     for label in range(int(strengths.component.max(initial=-1)) + 1):
         members = strengths.component == label
         if np.count_nonzero(members) < 2 or (pinned >= 0 and members[pinned]):
             continue
-        reference[members] = _mean_of(members, share)
-    contrast = np.eye(size) - reference
-    rating = anchor_rating + ELO_PER_LOG_ODDS * (contrast @ strengths.theta)
-    covariance = ELO_PER_LOG_ODDS**2 * strengths.contrast_covariance(contrast)
+        reference_of[members] = len(references)
+        references.append(_mean_of(members, share))
+    weights_of = np.array(references)
+    rating = anchor_rating + ELO_PER_LOG_ODDS * (
+        strengths.theta - (weights_of @ strengths.theta)[reference_of]
+    )
+    covariance = ELO_PER_LOG_ODDS**2 * strengths.reference_covariance(weights_of, reference_of)
     return rating, covariance
 
 

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from arena.leaderboard import Board, Leaderboards
+from arena.leaderboard import cache as cache_module
 from arena.leaderboard.board import UNRATED
+from arena.leaderboard.cache import FIT_SHARE
 from arena.store import Store
 from protocol.errors import ProtocolError
 from tests.arena.rating_data import expected_fit, random_games, seed_results
@@ -230,3 +232,34 @@ async def test_a_rating_waits_for_the_first_board_then_never_and_old_boards_are_
     assert boards.fits == 2
     refitted = expected_fit([*seeded, *late], shown=NAMES).get("alpha").rating
     assert boards.rating_now("alpha", GAME) == pytest.approx(refitted, abs=1e-9) != fitted
+
+
+async def test_a_slow_fit_rests_before_the_next_so_fitting_takes_at_most_its_share(
+    store: Store,
+    seeded: list[tuple[str, str, float]],
+    boards: Leaderboards,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_build = cache_module.build_board
+
+    def slow_build(*args: Any) -> Board:
+        clock.now += 3.0  # the fit of a large board takes 3 s of the clock
+        return real_build(*args)
+
+    first = await boards.board(GAME)
+    monkeypatch.setattr(cache_module, "build_board", slow_build)
+    await seed_results(store, GAME, [("gamma", "alpha", 1.0)])
+    boards.result_committed(GAME)
+    clock.now += 1.0
+    second = await boards.board(GAME)  # due: refresh_s passed, and the quick fit has rested
+    assert boards.fits == 2 and second.version > first.version
+    rest = 3.0 * (1.0 / FIT_SHARE - 1.0)
+    await seed_results(store, GAME, [("alpha", "beta", 0.0)])
+    boards.result_committed(GAME)
+    # refresh_s has long passed, but the 3 s fit has not rested yet: the cached board answers.
+    clock.now += rest - 0.5
+    assert await boards.board(GAME) is second and boards.fits == 2
+    clock.now += 0.5
+    third = await boards.board(GAME)
+    assert boards.fits == 3 and third.version > second.version
