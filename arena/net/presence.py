@@ -29,6 +29,10 @@ from typing import Protocol
 from arena.net.websocket import WebSocketConnection
 from protocol.messages import ChallengeReceived, ServerMessage
 
+WANTS_KEPT = 64
+"""The most requests for a match remembered per bot: an offer left unanswered stays
+until a match start consumes it, so the queue is bounded (a hint, not a promise)."""
+
 Load = Callable[[WebSocketConnection], int]
 """How many live matches a connection of a bot plays (``MatchRegistry.on_link``)."""
 
@@ -83,7 +87,7 @@ class Presence:
             workers = self.workers.setdefault(bot, workers)
             workers.append(conn)
             self.seats[conn] = max_matches
-            self._wants.setdefault(bot, deque(maxlen=64))
+            self._wants.setdefault(bot, deque(maxlen=WANTS_KEPT))
             max_matches = sum(self.seats[w] for w in workers)
         else:
             replaced += workers
@@ -129,7 +133,8 @@ class Presence:
             wants.append(conn)
 
     def unwant(self, bot: str, conn: WebSocketConnection) -> None:
-        """Worker ``conn`` of ``bot`` no longer asks for a match (it declined one)."""
+        """Worker ``conn`` of ``bot`` no longer asks for a match (it declined a challenge,
+        or withdrew its seek)."""
         wants = self._wants.get(bot)
         if wants is not None and conn in wants:
             wants.remove(conn)
