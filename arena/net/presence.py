@@ -162,9 +162,20 @@ class Presence:
         return max(self.workers[bot], key=lambda c: self.seats[c] - load(c) - wants.count(c))
 
     def tell(self, bot: str, message: ServerMessage) -> None:
-        """Send ``message`` to ``bot`` (or a guest) if it is online."""
+        """Send ``message`` to ``bot`` (or a guest) if it is online (a bot served by
+        workers: to the newest)."""
         conn = self.bots.get(bot) or self.guests.get(bot)
         if conn is not None:
+            conn.send(message)
+
+    def tell_all(self, bot: str, message: ServerMessage) -> None:
+        """Send ``message`` to every connection of ``bot`` (each of its workers), or to
+        the guest ``bot``: news about the bot as a whole, such as its rating."""
+        workers = self.workers.get(bot)
+        if not workers:
+            self.tell(bot, message)
+            return
+        for conn in workers:
             conn.send(message)
 
 

@@ -14,11 +14,12 @@ from arena.server import ArenaServer
 from arena.store import Store
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
-from protocol.messages import MatchEnd, MatchStart, YourTurn
+from protocol.messages import MatchEnd, MatchStart, Moved, RatingReport, YourTurn
 from tests.arena.conftest import BotFactory, Client, ServerFactory
 from tests.tournament_bots import AutoBots
 
 TC = {"move_ms": 5000, "bank_ms": 0}
+MATCH_MESSAGES = (MatchStart, YourTurn, Moved, MatchEnd)
 
 
 async def seek(client: Client, game: str = "tictactoe") -> None:
@@ -61,10 +62,13 @@ async def test_two_workers_play_at_once_under_one_name_and_one_rating(
     assert server.registry.playing("alice") == 2
     ends = await asyncio.gather(play_out(w1, 1), play_out(w2, 1), play_out(bob, 2))
     assert ends[0][0].match_id == first and ends[1][0].match_id == second
-    # Each worker heard only of its own match.
-    ids = {m.match_id for m in w1.seen if hasattr(m, "match_id")}
-    assert ids == {first}
-    assert {m.match_id for m in w2.seen if hasattr(m, "match_id")} == {second}
+    # Each worker heard only of its own match, and of every rating of the bot.
+    for worker, mine in ((w1, first), (w2, second)):
+        played = {m.match_id for m in worker.seen if isinstance(m, MATCH_MESSAGES)}
+        assert played == {mine}
+        rated = {m.match_id for m in worker.seen if isinstance(m, RatingReport)}
+        while rated != {first, second}:
+            rated.add((await worker.expect(RatingReport)).match_id)
     # One name on the leaderboard, rated once per game.
     board = {row.bot: row for row in await store.leaderboard("tictactoe")}
     assert board["alice"].games == board["bob"].games == 2
@@ -93,7 +97,7 @@ async def test_a_worker_that_leaves_loses_its_match_and_the_others_play_on(
         m.you for m in bob.seen if isinstance(m, MatchStart) and m.match_id == first
     )
     # The remaining worker was never handed the abandoned match.
-    assert not any(getattr(m, "match_id", None) == first for m in w2.seen)
+    assert not any(m.match_id == first for m in w2.seen if isinstance(m, MATCH_MESSAGES))
     assert target.parts.presence.max_matches["alice"] == 1  # w2's seat only
 
 
