@@ -456,7 +456,7 @@ class Gateway:
                 return
         conn.role = hello.role
         session.active_at = self._clock.now()
-        replaced: list[object] = []
+        replaced: list[WebSocketConnection] = []
         if hello.role == "spectator":
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
@@ -563,7 +563,7 @@ class Gateway:
             )
         self.throttle.succeeded(conn.remote, hello.name)
 
-    def _register_bot(self, conn: WebSocketConnection, hello: Hello) -> list[object]:
+    def _register_bot(self, conn: WebSocketConnection, hello: Hello) -> list[WebSocketConnection]:
         """Put ``conn`` online; close and return the connections it replaces."""
         assert hello.name is not None
         replaced = self.presence.join(hello.name, conn, hello.max_matches, hello.worker)
@@ -572,13 +572,15 @@ class Gateway:
                 Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")
             )
             previous.close(CloseCode.REPLACED, "replaced by a newer connection")
-        return list(replaced)
+        return replaced
 
     async def recheck_logins(self) -> None:
         """Close the connections of bots removed, or whose token was reset, since their
         login (``arena.net.logins``)."""
         revoked = await self.logins.revoked(self.bots)
-        for conn in [c for bot in revoked for c in self.presence.connections_of(bot.name or "")]:
+        # A bot served by workers: every one of them logged in with the revoked token.
+        every = [c for r in revoked for c in self.presence.connections_of(r.name or "")]
+        for conn in every:
             if conn.closing:
                 continue
             log.warning(

@@ -147,3 +147,18 @@ async def test_a_tournament_deals_its_games_to_every_worker_s_seats(
         assert sum(len(w.ends) for w in workers) == 4
     finally:
         await bots.close()
+
+
+async def test_a_reset_token_closes_every_worker(
+    server: ArenaServer, bot: BotFactory, store: Store
+) -> None:
+    workers = [await bot("alice", worker=True) for _ in range(2)]
+    await store.reset_token("alice")
+    await server.gateway.recheck_logins()
+    for worker in workers:
+        await worker.expect_error("auth_failed")
+        assert await worker.closed() == 1008
+    async with asyncio.timeout(5):  # the server hears of the closes on its own time
+        while server.parts.presence.is_online("alice"):
+            await asyncio.sleep(0.01)
+    assert "alice" not in server.parts.presence.workers
