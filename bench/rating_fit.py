@@ -23,7 +23,15 @@ import numpy as np
 from arena.stats.rating_fit import PairResult, fit_ratings, tally_pairs
 from arena.stats.simulation import simulate_pair_results
 
-SIZES = ((10, 2_000), (30, 20_000), (100, 20_000), (100, 200_000), (300, 200_000))
+SIZES = (
+    (10, 2_000),
+    (30, 20_000),
+    (100, 20_000),
+    (100, 200_000),
+    (300, 200_000),
+    (1_000, 20_000),
+    (2_000, 20_000),
+)
 
 
 def _games_list(cells: list[PairResult]) -> list[tuple[str, str, float]]:

@@ -5,12 +5,18 @@ Every ``import`` and ``from ... import`` counts wherever it stands: inside a fun
 still tie the layers together).
 
 - ``protocol`` imports only the standard library (and itself);
-- ``arena/store`` imports nothing from ``arena.play``, ``arena.net`` or ``arena.live``;
+- ``arena/store`` imports nothing from the layers above it (``STORE_CLIENTS``:
+  ``arena.play``, ``arena.net``, ``arena.live``, ``arena.tournaments``,
+  ``arena.cluster``, ``arena.cli``): they are given records, never the reverse;
 - in ``arena``, only the command-line layer (``arena/cli``) and the one launcher of
   solver processes (``arena/analysis/worker.py``) import ``bots``, and only names
   exported by ``bots/__init__.py`` or a subpackage's ``__init__``;
 - ``bots`` never imports ``arena``, and its strategies never import its client (a
-  strategy plays offline, in ``bots play``, as well as on a server).
+  strategy plays offline, in ``bots play``, as well as on a server);
+- nothing outside ``arena/store`` opens a store session (``read_session``,
+  ``write_session``, or the store's own ``_read``/``_write``): every unit of work is
+  a store method (``Store.tournaments`` and the other facets), so persistence has one
+  boundary.
 """
 
 from __future__ import annotations
@@ -69,6 +75,35 @@ def imports_in(path: Path, root: Path | None = None) -> list[Import]:
     return found
 
 
+SESSION_OPENERS = frozenset({"read_session", "write_session"})
+"""The ways a store once lent out a transaction: only ``arena/store`` may call them."""
+
+STORE_TRANSACTIONS = frozenset({"_read", "_write"})
+"""The store's own transaction openers: outside ``arena/store``, never called on a store."""
+
+
+def session_calls_in(path: Path, root: Path | None = None) -> list[str]:
+    """Every call in ``path`` that opens a store session, as ``path:line: name``: a method
+    named in ``SESSION_OPENERS`` on anything, or in ``STORE_TRANSACTIONS`` on a name
+    ending in ``store`` (``self._store._write()``)."""
+    root = root or ROOT
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    where = str(path.relative_to(root))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        owner_name = (
+            owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+        ).lower()
+        if node.func.attr in SESSION_OPENERS or (
+            node.func.attr in STORE_TRANSACTIONS and owner_name.endswith("store")
+        ):
+            found.append((node.lineno, node.func.attr))
+    return [f"{where}:{line}: {name}" for line, name in sorted(found)]
+
+
 def sources(*parts: str) -> list[Path]:
     """The Python files under ``ROOT/parts``."""
     return sorted(ROOT.joinpath(*parts).rglob("*.py"))
@@ -122,13 +157,59 @@ def test_protocol_imports_only_the_standard_library() -> None:
     assert bad == []
 
 
-def test_the_store_imports_nothing_from_play_net_or_live() -> None:
+STORE_CLIENTS = ("play", "net", "live", "tournaments", "cluster", "cli")
+"""The ``arena`` packages that use the store, which it therefore never imports."""
+
+
+def test_the_store_imports_nothing_from_the_layers_above_it() -> None:
     bad = [
         str(found)
         for found in imports_under("arena", "store")
-        if any(within(found.module, f"arena.{layer}") for layer in ("play", "net", "live"))
+        if any(within(found.module, f"arena.{layer}") for layer in STORE_CLIENTS)
     ]
     assert bad == []
+
+
+def test_only_the_store_opens_a_store_session() -> None:
+    """The domain (tournaments, cluster, command line) asks the store for a unit of work
+    (a method of ``Store`` or of a facet such as ``Store.tournaments``); it never holds a
+    session of its own. Tests may open the store's private transactions to test it."""
+    outside = [
+        path
+        for part in ("arena", "bench", "tests")
+        for path in sources(part)
+        if not path.is_relative_to(ROOT / "arena" / "store")
+    ]
+    bad = [
+        call
+        for path in outside
+        for call in session_calls_in(path)
+        if not (path.is_relative_to(ROOT / "tests") and call.endswith(("_read", "_write")))
+    ]
+    assert bad == []
+
+
+def test_the_session_check_sees_a_session_opened_anywhere(tmp_path: Path) -> None:
+    """A session opened in a ``with``, passed on, or through the store's private opener
+    is found; another object's ``_write`` is not a session."""
+    path = tmp_path / "arena" / "tournaments" / "probe.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        "async def f(self, store):\n"
+        "    async with store.read_session() as session:\n"
+        "        await g(session)\n"
+        "    await g(self._store.write_session())\n"
+        "    async with self._store._write() as session:\n"
+        "        pass\n"
+        "    self._write('text')\n"
+        "    store.read_sessions()\n",
+        encoding="utf-8",
+    )
+    assert session_calls_in(path, tmp_path) == [
+        "arena/tournaments/probe.py:2: read_session",
+        "arena/tournaments/probe.py:4: write_session",
+        "arena/tournaments/probe.py:5: _write",
+    ]
 
 
 def test_only_the_command_line_and_the_launcher_import_bots() -> None:

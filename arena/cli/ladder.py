@@ -138,14 +138,14 @@ async def _finished_status(db: str, name: str) -> dict[str, Any]:
 
     store = await open_store(db, create=False)
     try:
-        async with store.read_session() as session:
-            found = [
-                row
-                for row in await storage.list_tournaments(session)
-                if row["name"] == name and row["status"] == "finished"
-            ]
-            if not found:
-                raise TournamentError(f"no finished ladder {name!r} on this database")
-            return build_status(await storage.load_state(session, found[0]["id"]))
+        found = [
+            row
+            for row in await storage.list_tournaments(store.tournaments)
+            if row["name"] == name and row["status"] == "finished"
+        ]
+        if not found:
+            raise TournamentError(f"no finished ladder {name!r} on this database")
+        # A second read: a finished tournament does not change.
+        return build_status(await storage.load_state(store.tournaments, found[0]["id"]))
     finally:
         await store.close()

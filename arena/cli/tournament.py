@@ -26,9 +26,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
-
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from arena.cli.common import PORT, Subparsers, open_store, whole_number
 from arena.errors import TournamentError
@@ -37,6 +35,9 @@ from arena.tournaments.openings import NONE, SUITES, load_openings
 from arena.tournaments.report import format_listing, format_status
 from arena.tournaments.settings import FORMATS, MODELS, TournamentSettings
 from protocol.games import GAMES
+
+if TYPE_CHECKING:
+    from arena.store.tournaments import TournamentTables
 
 T = TypeVar("T")
 
@@ -175,7 +176,7 @@ async def _create(args: argparse.Namespace) -> int:
         print(f"created tournament {reply['id']} on the server at {url}")
         return 0
     tournament_id = await _on_database(
-        args.db, True, lambda session: storage.insert_tournament(session, settings, suite)
+        args.db, lambda tables: storage.insert_tournament(tables, settings, suite)
     )
     print(f"created tournament {tournament_id}; it starts when `arena serve` runs on this database")
     return 0
@@ -192,26 +193,22 @@ async def _ask_server(db: str, method: str, path: str, body: Any = None) -> tupl
         return None  # a stale admin file: that server is gone
 
 
-async def _on_database(db: str, write: bool, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """Run ``work`` in one transaction on ``db`` (which must exist)."""
+async def _on_database(db: str, work: Callable[[TournamentTables], Awaitable[T]]) -> T:
+    """Run ``work`` on the tournament tables of ``db`` (which must exist)."""
     store = await open_store(db, create=False)
     try:
-        async with store.write_session() if write else store.read_session() as session:
-            return await work(session)
+        return await work(store.tournaments)
     finally:
         await store.close()
 
 
 async def _change(db: str, tournament_id: int, action: str) -> int:
-    from arena.tournaments import storage
 
     answer = await _ask_server(db, "POST", f"/api/tournaments/{tournament_id}/{action}", {})
     if answer is not None:
         status = answer[0]["status"]
     else:
-        status = await _on_database(
-            db, True, lambda session: storage.change_status(session, tournament_id, action)
-        )
+        status = await _on_database(db, lambda tables: tables.change_status(tournament_id, action))
     print(f"tournament {tournament_id} is {status}")
     return 0
 
@@ -220,18 +217,18 @@ async def _list(db: str) -> int:
     from arena.tournaments import storage
     from arena.tournaments.standings import build_status, headline
 
-    async def listing(session: AsyncSession) -> list[dict[str, Any]]:
+    async def listing(tables: TournamentTables) -> list[dict[str, Any]]:
         # As ``GET /api/tournaments`` lists them: each row with its leader or SPRT verdict.
-        rows = await storage.list_tournaments(session)
+        rows = await storage.list_tournaments(tables)
         for row in rows:
-            row.update(headline(build_status(await storage.load_state(session, row["id"]))))
+            row.update(headline(build_status(await storage.load_state(tables, row["id"]))))
         return rows
 
     answer = await _ask_server(db, "GET", "/api/tournaments")
     if answer is not None:
         rows = answer[0]["tournaments"]
     else:
-        rows = await _on_database(db, False, listing)
+        rows = await _on_database(db, listing)
     print(format_listing(rows) if rows else "no tournaments")
     return 0
 
@@ -244,9 +241,7 @@ async def _status(args: argparse.Namespace) -> int:
     if answer is not None:
         status = answer[0]
     else:
-        state = await _on_database(
-            args.db, False, lambda session: storage.load_state(session, args.id)
-        )
+        state = await _on_database(args.db, lambda tables: storage.load_state(tables, args.id))
         status = build_status(state)
     print(json.dumps(status, indent=2) if args.json else format_status(status))
     return 0
@@ -255,7 +250,7 @@ async def _status(args: argparse.Namespace) -> int:
 async def _export(args: argparse.Namespace) -> int:
     from arena.tournaments import storage
 
-    rows = await _on_database(args.db, False, lambda s: storage.export_games(s, args.id))
+    rows = await _on_database(args.db, lambda tables: storage.export_games(tables, args.id))
     if args.export_format == "jsonl":
         text = "".join(json.dumps(row) + "\n" for row in rows)
     else:

@@ -203,9 +203,7 @@ class Gateway:
         self.move_latency = LatencyHistogram(MOVE_BUCKETS_S)
         """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
         self.requests = Requests(
-            bots=self.bots,
-            guest_games=self.guest_games,
-            tell=presence.tell,
+            presence=presence,
             accepting=lambda: self.accepting,
             queries=queries,
             lobby=lobby,
@@ -213,7 +211,6 @@ class Gateway:
             registry=registry,
             hub=hub,
             time_limits=time_limits,
-            guests=self.guests,
             guest_limits=limits.guests,
             guest_limit=AddressBuckets(limits.guests.games_per_s, limits.guests.games_burst, clock),
             refusals=refusals,

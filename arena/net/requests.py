@@ -14,11 +14,12 @@ rated. Anything a role may not send is ``forbidden``. A
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Protocol
 
 from arena.live.spectators import SpectatorHub
 from arena.net.limits import AddressBuckets
+from arena.net.presence import Presence
 from arena.net.refusals import Refusals
 from arena.net.websocket import WebSocketConnection
 from arena.play.guests import GuestLimits, is_guest
@@ -45,7 +46,6 @@ from protocol.messages import (
     LeaderboardReply,
     Resign,
     Seek,
-    ServerMessage,
     TimeControl,
     Unwatch,
     Watch,
@@ -63,17 +63,15 @@ class Queries(Protocol):
 class Requests:
     """Spectators', bots' and guests' requests other than moves; see the module docstring.
 
-    ``bots`` and ``guest_games`` are the gateway's own tables of the bots online
-    and the games each accepts guests in; ``tell`` sends to a player online;
+    ``presence`` owns who is online (the bots, the games each accepts guests in,
+    the guests) and tells a player online; it is read here, never changed.
     ``accepting`` is False once the server is shutting down.
     """
 
     def __init__(
         self,
         *,
-        bots: Mapping[str, WebSocketConnection],
-        guest_games: Mapping[str, frozenset[str]],
-        tell: Callable[[str, ServerMessage], None],
+        presence: Presence,
         accepting: Callable[[], bool],
         queries: Queries,
         lobby: Lobby,
@@ -81,14 +79,11 @@ class Requests:
         registry: MatchRegistry,
         hub: SpectatorHub,
         time_limits: TimeLimits,
-        guests: Mapping[str, WebSocketConnection],
         guest_limits: GuestLimits,
         guest_limit: AddressBuckets,
         refusals: Refusals,
     ) -> None:
-        self._bots = bots
-        self._guest_games = guest_games
-        self._tell = tell
+        self._presence = presence
         self._accepting = accepting
         self._queries = queries
         self._lobby = lobby
@@ -96,7 +91,6 @@ class Requests:
         self._registry = registry
         self._hub = hub
         self._time_limits = time_limits
-        self._guests = guests
         self._guest_limits = guest_limits
         self._guest_time_limits = guest_limits.time_limits(time_limits)
         self._refusals = refusals
@@ -155,7 +149,7 @@ class Requests:
             case Decline(challenge_id=challenge_id):
                 declined = self._lobby.decline(bot, challenge_id)
                 if declined is not None:  # None: the arena's own invite
-                    self._tell(
+                    self._presence.tell(
                         declined.challenger, ChallengeDeclined(challenge_id=challenge_id, by=bot)
                     )
             case Watch() | Unwatch():
@@ -171,7 +165,7 @@ class Requests:
         self._matchmaker.schedule()
 
     def _online(self, opponent: str) -> WebSocketConnection:
-        target = self._bots.get(opponent)
+        target = self._presence.bots.get(opponent)
         if target is None:
             raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
         return target
@@ -228,7 +222,7 @@ class Requests:
             )
         tc = self._guest_time_limits.check(tc)
         target = self._online(opponent)
-        if game not in self._guest_games.get(opponent, ()):
+        if game not in self._presence.guest_games.get(opponent, ()):
             raise ProtocolError(
                 ErrorCode.FORBIDDEN, f"{opponent} does not accept guest challenges in {game}"
             )
@@ -251,7 +245,7 @@ class Requests:
                 ErrorCode.RATE_LIMITED,
                 f"{opponent} already plays {against_bot} guest games; try again later",
             )
-        playing = sum(1 for name in self._guests if self._registry.playing(name))
+        playing = sum(1 for name in self._presence.guests if self._registry.playing(name))
         if playing >= limits.max_games:
             self._refusals.count("guest_cap", conn.remote)
             raise ProtocolError(

@@ -206,25 +206,16 @@ class StoreCore:
         unsubscribe function."""
         return self._monitor.subscribe(listener)
 
-    def write_session(self) -> AbstractAsyncContextManager[AsyncSession]:
-        """One write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on leaving.
-
-        For components that keep tables of their own (tournaments); a match's
-        writes go through the group commit instead.
-        """
-        return self._write()
-
-    def read_session(self) -> AbstractAsyncContextManager[AsyncSession]:
-        """One read-only transaction (never waits for writers on SQLite)."""
-        return self._read()
-
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncSession]:
+        """One write transaction (``BEGIN IMMEDIATE`` on SQLite), committed on leaving: for
+        the store's own units of work; a match's writes go through the group commit."""
         async with self._write_gate, self._sessions() as session, session.begin():
             yield session
 
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[AsyncSession]:
+        """One read-only transaction (never waits for writers on SQLite)."""
         async with self._read_sessions() as session, session.begin():
             yield session
 

@@ -4,6 +4,9 @@ Engine, sessions, the group commit, the node's lease, health and closing
 live in its base ``StoreCore`` (``core``); the solved values of stored moves
 (``arena analyse``) in ``AnalysisStore`` (``analysis``), between the two;
 two bots' past ladder games in ``PairHistoryStore`` (``pair_history``).
+Tables of their own are facets the store hands out, each method one
+transaction: ``tournaments`` (``TournamentTables``), and for the nodes of a
+cluster ``directory`` and ``seek_queue``.
 
 Writes that sit on a match's critical path go through the group commit in
 ``movebuffer``: a new match row (``open_match``), every move, and every
@@ -89,6 +92,7 @@ from arena.store.records import (
 from arena.store.searches import search_json, search_text
 from arena.store.seek_queue import SeekQueueTable
 from arena.store.tokens import hash_token, new_match_id
+from arena.store.tournaments import TournamentTables
 from arena.store.writer_process import WriterProcess
 from protocol.games import GAMES, Fault, Termination
 from protocol.messages import Analysis
@@ -541,6 +545,13 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
     def seek_queue(self, node_id: str) -> SeekQueueTable:
         """The shared ``seek_queue`` table (PostgreSQL) as node ``node_id`` pairs from it."""
         return SeekQueueTable(self.engine, node_id)
+
+    # Tournaments (``arena.tournaments``) ---------------------------------------------
+
+    @property
+    def tournaments(self) -> TournamentTables:
+        """The tournament tables, one transaction per method (the domain holds no session)."""
+        return TournamentTables(self._write, self._read)
 
     # Leaderboard and bot pages (read models in ``arena.leaderboard``) ------------
 

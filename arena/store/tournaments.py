@@ -7,13 +7,17 @@ are ordinary ``matches`` rows carrying the tournament, pair and opening. The
 results are never stored twice: a tournament's standing is read from its
 matches (``StoredTournament.matches``), so a server killed at any moment
 resumes from exactly what was committed. ``arena.tournaments.storage`` turns
-these rows into a ``TournamentState``. Each function takes the session of one
-unit of work (``Store.write_session`` / ``read_session``).
+these rows into a ``TournamentState``.
+
+``TournamentTables`` (``Store.tournaments``) is the only way in: one method per
+unit of work, each in a transaction of its own, so the tournament domain never
+holds a session. The functions below it are the SQL those methods run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -86,18 +90,110 @@ class StoredTournament:
     """In the order they ended."""
 
 
-async def insert_tournament(
+Sessions = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+"""Opens one transaction: a write (``BEGIN IMMEDIATE`` on SQLite) or a read."""
+
+
+class TournamentTables:
+    """The tournament tables as units of work (``Store.tournaments``): each method runs
+    in a transaction of its own, so a caller never holds a session."""
+
+    def __init__(self, write: Sessions, read: Sessions) -> None:
+        self._write = write
+        self._read = read
+
+    async def insert(
+        self,
+        columns: Mapping[str, Any],
+        bots: Sequence[str],
+        openings: Sequence[str],
+        pairs: Sequence[tuple[int, int, int, int]],
+    ) -> int:
+        """Insert a ``tournaments`` row (``columns``), its ``bots`` by seat, ``openings`` and
+        ``pairs`` (number, seat a, seat b, opening); returns its id.
+
+        Raises ``TournamentError`` naming bots that are not registered (or removed).
+        """
+        async with self._write() as session:
+            return await _insert_tournament(session, columns, bots, openings, pairs)
+
+    async def load(self, tournament_id: int) -> StoredTournament:
+        """Everything stored of the tournament; ``TournamentError`` if there is none."""
+        async with self._read() as session:
+            return await _load_tournament(session, tournament_id)
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """Every tournament, newest first: id, name, game, format, status, verdict, games
+        counted, total (twice its pairs) and creation time."""
+        async with self._read() as session:
+            return await _list_tournaments(session)
+
+    async def active(self) -> dict[int, str]:
+        """Id -> status of every tournament that is pending, running or paused."""
+        async with self._read() as session:
+            return await _active_ids(session)
+
+    async def adopt(self, tournament_id: int, node_id: str | None) -> StoredTournament | None:
+        """Take the tournament up to schedule it, in one transaction; it as stored after.
+
+        Claims it for ``node_id`` (None when this store holds no lease: nothing is
+        claimed), returning None when another live node schedules it; marks removed
+        the seats whose bots were removed from the arena; and starts it when pending
+        (``running``, started now).
+        """
+        async with self._write() as session:
+            if node_id is not None and not await _claim(session, tournament_id, node_id):
+                return None
+            removed = await _inactive_seats(session, tournament_id)
+            if removed:
+                await _mark_removed(session, tournament_id, removed)
+            stored = await _load_tournament(session, tournament_id)
+            row = stored.row
+            if row.status == "pending":
+                # Changed on the loaded row: written with the commit, and returned as written.
+                row.status, row.started_at = "running", now()
+        return stored
+
+    async def remove_inactive(self, tournament_id: int) -> list[int]:
+        """Mark removed the seats whose bots were removed from the arena since; returns them.
+
+        Only a read when there are none (the scheduler asks at every refresh).
+        """
+        async with self._read() as session:
+            seats = await _inactive_seats(session, tournament_id)
+        if seats:
+            async with self._write() as session:
+                await _mark_removed(session, tournament_id, seats)
+        return seats
+
+    async def change_status(self, tournament_id: int, action: str) -> str:
+        """``pause``, ``resume`` or ``cancel`` the tournament; returns its new status.
+
+        Raises ``TournamentError`` for an unknown tournament or an action its
+        status does not allow (a finished tournament cannot be resumed).
+        """
+        async with self._write() as session:
+            return await _change_status(session, tournament_id, action)
+
+    async def set_status(self, tournament_id: int, status: str, **values: Any) -> None:
+        """Set the tournament's status and any other columns given (``ended_at=...``)."""
+        async with self._write() as session:
+            await _set_status(session, tournament_id, status, **values)
+
+    async def moves(self, match_ids: Sequence[str]) -> dict[str, list[int]]:
+        """The moves of each of ``match_ids`` that has any, in ply order."""
+        async with self._read() as session:
+            return await _moves_of(session, match_ids)
+
+
+async def _insert_tournament(
     session: AsyncSession,
     columns: Mapping[str, Any],
     bots: Sequence[str],
     openings: Sequence[str],
     pairs: Sequence[tuple[int, int, int, int]],
 ) -> int:
-    """Insert a ``tournaments`` row (``columns``), its ``bots`` by seat, ``openings`` and
-    ``pairs`` (number, seat a, seat b, opening); returns its id.
-
-    Raises ``TournamentError`` naming bots that are not registered (or removed).
-    """
+    """``TournamentTables.insert`` in ``session``."""
     found = {
         name: (bot_id, active)
         for name, bot_id, active in await session.execute(
@@ -144,8 +240,8 @@ async def insert_tournament(
     return tournament_id
 
 
-async def load_tournament(session: AsyncSession, tournament_id: int) -> StoredTournament:
-    """Everything stored of the tournament; ``TournamentError`` if there is none."""
+async def _load_tournament(session: AsyncSession, tournament_id: int) -> StoredTournament:
+    """``TournamentTables.load`` in ``session``."""
     row = await session.get(Tournament, tournament_id)
     if row is None:
         raise TournamentError(f"no tournament {tournament_id}")
@@ -203,8 +299,8 @@ async def load_tournament(session: AsyncSession, tournament_id: int) -> StoredTo
     return StoredTournament(row, seats, openings, pairs, matches)
 
 
-async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
-    """Every tournament, newest first: id, name, game, format, status, games counted, total."""
+async def _list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
+    """``TournamentTables.listing`` in ``session``."""
     counted = (
         select(Match.tournament_id, func.count().label("games"))
         .where(Match.tournament_id.is_not(None), Match.status == "finished")
@@ -238,15 +334,15 @@ async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
     ]
 
 
-async def active_ids(session: AsyncSession) -> dict[int, str]:
-    """Id -> status of every tournament that is pending, running or paused."""
+async def _active_ids(session: AsyncSession) -> dict[int, str]:
+    """``TournamentTables.active`` in ``session``."""
     rows = await session.execute(
         select(Tournament.id, Tournament.status).where(Tournament.status.in_((*ACTIVE, "paused")))
     )
     return {tournament_id: status for tournament_id, status in rows}
 
 
-async def claim(session: AsyncSession, tournament_id: int, node_id: str) -> bool:
+async def _claim(session: AsyncSession, tournament_id: int, node_id: str) -> bool:
     """Make ``node_id`` the tournament's scheduler unless another live node is."""
     result = await session.execute(
         update(Tournament)
@@ -264,8 +360,10 @@ async def claim(session: AsyncSession, tournament_id: int, node_id: str) -> bool
     return cast(CursorResult[Any], result).rowcount == 1
 
 
-async def set_status(session: AsyncSession, tournament_id: int, status: str, **values: Any) -> None:
-    """Set the tournament's status and any other columns given (``ended_at=...``)."""
+async def _set_status(
+    session: AsyncSession, tournament_id: int, status: str, **values: Any
+) -> None:
+    """``TournamentTables.set_status`` in ``session``."""
     await session.execute(
         update(Tournament)
         .where(Tournament.id == tournament_id)
@@ -274,12 +372,8 @@ async def set_status(session: AsyncSession, tournament_id: int, status: str, **v
     )
 
 
-async def change_status(session: AsyncSession, tournament_id: int, action: str) -> str:
-    """``pause``, ``resume`` or ``cancel`` the tournament; returns its new status.
-
-    Raises ``TournamentError`` for an unknown tournament or an action its
-    status does not allow (a finished tournament cannot be resumed).
-    """
+async def _change_status(session: AsyncSession, tournament_id: int, action: str) -> str:
+    """``TournamentTables.change_status`` in ``session``."""
     row = await session.get(Tournament, tournament_id)
     if row is None:
         raise TournamentError(f"no tournament {tournament_id}")
@@ -299,11 +393,11 @@ async def change_status(session: AsyncSession, tournament_id: int, action: str) 
         status = "running" if row.started_at is not None else "pending"
     else:
         status, values["ended_at"] = "cancelled", now()
-    await set_status(session, tournament_id, status, **values)
+    await _set_status(session, tournament_id, status, **values)
     return status
 
 
-async def inactive_seats(session: AsyncSession, tournament_id: int) -> list[int]:
+async def _inactive_seats(session: AsyncSession, tournament_id: int) -> list[int]:
     """Seats not yet marked removed whose bot was removed from the arena."""
     return list(
         await session.scalars(
@@ -318,7 +412,7 @@ async def inactive_seats(session: AsyncSession, tournament_id: int) -> list[int]
     )
 
 
-async def mark_removed(session: AsyncSession, tournament_id: int, seats: list[int]) -> None:
+async def _mark_removed(session: AsyncSession, tournament_id: int, seats: list[int]) -> None:
     """Mark ``seats`` removed: from now on they forfeit what they have left to play."""
     await session.execute(
         update(TournamentParticipant)
@@ -331,8 +425,8 @@ async def mark_removed(session: AsyncSession, tournament_id: int, seats: list[in
     )
 
 
-async def moves_of(session: AsyncSession, match_ids: Sequence[str]) -> dict[str, list[int]]:
-    """The moves of each of ``match_ids`` that has any, in ply order."""
+async def _moves_of(session: AsyncSession, match_ids: Sequence[str]) -> dict[str, list[int]]:
+    """``TournamentTables.moves`` in ``session``."""
     moves: dict[str, list[int]] = {}
     for start in range(0, len(match_ids), _MOVES_PER_READ):
         for match_id, move in await session.execute(

@@ -7,7 +7,7 @@ The modules, in the order a tournament meets them (``docs/tournaments.md``):
 - ``openings`` and ``suites``: opening suites (the shipped ones are data files in
   ``suites/``, made by ``suites``), checked against the rules;
 - ``schedule``: which two bots play each game pair, on which opening;
-- ``storage``: a tournament to and from its rows (the SQL is ``arena.store.tournaments``),
+- ``storage``: a tournament to and from its rows (the SQL is ``Store.tournaments``),
   read back as a ``TournamentState``;
 - ``state``: one tournament in memory: counted games, void and forfeited slots, the SPRT;
 - ``scheduler``: starts the games in a running server (``service`` plugs it in, ``api``

@@ -180,8 +180,7 @@ class TournamentScheduler:
             await self._refresh()
 
     async def _refresh(self) -> None:
-        async with self._store.read_session() as session:
-            active = await storage.active_ids(session)
+        active = await self._store.tournaments.active()
         for tournament_id, status in active.items():
             run = self._runs.get(tournament_id)
             if run is None:
@@ -198,19 +197,13 @@ class TournamentScheduler:
         for tournament_id, run in list(self._runs.items()):
             if tournament_id not in active and run.status in (*storage.ACTIVE, "paused"):
                 # Finished or cancelled elsewhere (``arena tournament cancel`` on the database).
-                async with self._store.read_session() as session:
-                    fresh = await storage.load_state(session, tournament_id)
+                fresh = await storage.load_state(self._store.tournaments, tournament_id)
                 run.status, run.ended_at = fresh.status, fresh.ended_at
                 self._changed(run, {"type": "status", "status": run.status})
 
     async def _forfeit_removed(self, run: TournamentState) -> None:
         """Bots removed from the arena forfeit what they have left to play."""
-        async with self._store.read_session() as session:
-            removed = await storage.inactive_seats(session, run.id)
-        if not removed:
-            return
-        async with self._store.write_session() as session:
-            await storage.mark_removed(session, run.id, removed)
+        removed = await self._store.tournaments.remove_inactive(run.id)
         for seat in removed:
             run.removed[seat] = True
             bot = run.settings.bots[seat]
@@ -218,19 +211,11 @@ class TournamentScheduler:
             self._changed(run, {"type": "removed", "bot": bot})
 
     async def _adopt(self, tournament_id: int) -> TournamentState | None:
-        node = self._store.node_id
-        async with self._store.write_session() as session:
-            if node is not None and not await storage.claim(session, tournament_id, node):
-                return None  # another live node schedules it
-            removed = await storage.inactive_seats(session, tournament_id)
-            if removed:
-                await storage.mark_removed(session, tournament_id, removed)
-            run = await storage.load_state(session, tournament_id)
-            if run.status == "pending":
-                run.status, run.started_at = "running", storage.now()
-                await storage.set_status(
-                    session, tournament_id, "running", started_at=run.started_at
-                )
+        # Claimed, its removed bots marked and started if pending: one transaction.
+        stored = await self._store.tournaments.adopt(tournament_id, self._store.node_id)
+        if stored is None:
+            return None  # another live node schedules it
+        run = storage.state_of(stored)
         self._runs[tournament_id] = run
         log.info(
             "tournament %d (%s, %s) %s: %d of %d games done",
@@ -251,10 +236,9 @@ class TournamentScheduler:
         """Create and start a tournament; its id. ``TournamentError`` for bad input."""
         settings.check()
         async with self._adopting:
-            async with self._store.write_session() as session:
-                tournament_id = await storage.insert_tournament(
-                    session, settings, suite, status="pending", node_id=self._store.node_id
-                )
+            tournament_id = await storage.insert_tournament(
+                self._store.tournaments, settings, suite, node_id=self._store.node_id
+            )
             await self._adopt(tournament_id)
         self.wake()
         return tournament_id
@@ -262,8 +246,7 @@ class TournamentScheduler:
     async def change(self, tournament_id: int, action: str) -> str:
         """``pause``, ``resume`` or ``cancel``; the new status (``TournamentError`` if not)."""
         async with self._adopting:
-            async with self._store.write_session() as session:
-                status = await storage.change_status(session, tournament_id, action)
+            status = await self._store.tournaments.change_status(tournament_id, action)
             run = self._runs.get(tournament_id)
             if run is None and status in storage.ACTIVE:
                 run = await self._adopt(tournament_id)
@@ -287,16 +270,14 @@ class TournamentScheduler:
         stamp = int(time.monotonic() / self._refresh_s)  # not ours: re-read now and then
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        async with self._store.read_session() as session:
-            state = await storage.load_state(session, tournament_id)
+        state = await storage.load_state(self._store.tournaments, tournament_id)
         status = build_status(state)
         self._cache[tournament_id] = (stamp, status)
         return status
 
     async def summaries(self) -> list[dict[str, Any]]:
         """Every tournament, newest first, with what this node knows live."""
-        async with self._store.read_session() as session:
-            rows = await storage.list_tournaments(session)
+        rows = await storage.list_tournaments(self._store.tournaments)
         for row in rows:
             run = self._runs.get(row["id"])
             if run is not None:
@@ -493,8 +474,7 @@ class TournamentScheduler:
         self._spawn(self._save_status(run.id, "finished", values), f"tournament-{run.id}-end")
 
     async def _save_status(self, tournament_id: int, status: str, values: dict[str, Any]) -> None:
-        async with self._store.write_session() as session:
-            await storage.set_status(session, tournament_id, status, **values)
+        await self._store.tournaments.set_status(tournament_id, status, **values)
 
     # Telling the listeners ---------------------------------------------------------
 

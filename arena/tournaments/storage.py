@@ -1,32 +1,21 @@
 """A tournament in the database: create it from its settings, read it back as a
 ``TournamentState``, export its games.
 
-The SQL is the store's (``arena.store.tournaments``): this module turns
-settings, schedules and openings into rows and rows back into a
-``TournamentState``, counting each ended match with the one tally the
-scheduler uses live (``TournamentState.tally``). Each function takes the
-session of one unit of work (``Store.write_session`` / ``read_session``).
+The SQL is the store's (``Store.tournaments``, ``arena.store.tournaments``):
+this module turns settings, schedules and openings into rows and rows back
+into a ``TournamentState`` (``state_of``), counting each ended match with the
+one tally the scheduler uses live (``TournamentState.tally``). Each function
+takes the store's ``TournamentTables`` and never a session: every unit of work
+is one of its methods.
 """
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from arena.store import tournaments as tables
 from arena.store.models import Tournament
 from arena.store.queries import utc
-from arena.store.tournaments import (
-    ACTIVE,
-    active_ids,
-    change_status,
-    claim,
-    inactive_seats,
-    mark_removed,
-    now,
-    set_status,
-)
+from arena.store.tournaments import ACTIVE, EndedGame, StoredTournament, TournamentTables, now
 from arena.tournaments.openings import OpeningSuite, format_opening
 from arena.tournaments.schedule import PairSlot, build_schedule
 from arena.tournaments.settings import Format, TournamentSettings
@@ -35,26 +24,21 @@ from protocol.games import Termination
 
 __all__ = [
     "ACTIVE",
-    "active_ids",
-    "change_status",
-    "claim",
     "export_games",
-    "inactive_seats",
     "insert_tournament",
     "list_tournaments",
     "load_state",
-    "mark_removed",
     "now",
     "rounds_of",
-    "set_status",
     "settings_of",
+    "state_of",
 ]
 
 
-async def list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
+async def list_tournaments(tables: TournamentTables) -> list[dict[str, Any]]:
     """Every tournament, newest first, as the store lists them, with ``total`` the games its
     progress counts up to (the games played, once finished)."""
-    rows = await tables.list_tournaments(session)
+    rows = await tables.listing()
     for row in rows:
         row["total"] = games_to_show(row["status"], row["games"], row["total"])
     return rows
@@ -68,7 +52,7 @@ def rounds_of(settings: TournamentSettings) -> int:
 
 
 async def insert_tournament(
-    session: AsyncSession,
+    tables: TournamentTables,
     settings: TournamentSettings,
     suite: OpeningSuite,
     *,
@@ -109,8 +93,7 @@ async def insert_tournament(
         len(suite.openings),
         settings.seed,
     )
-    return await tables.insert_tournament(
-        session,
+    return await tables.insert(
         columns,
         settings.bots,
         [" ".join(map(str, moves)) for moves in suite.openings],
@@ -118,9 +101,13 @@ async def insert_tournament(
     )
 
 
-async def load_state(session: AsyncSession, tournament_id: int) -> TournamentState:
+async def load_state(tables: TournamentTables, tournament_id: int) -> TournamentState:
     """The tournament with every counted game; ``TournamentError`` if there is none."""
-    stored = await tables.load_tournament(session, tournament_id)
+    return state_of(await tables.load(tournament_id))
+
+
+def state_of(stored: StoredTournament) -> TournamentState:
+    """The tournament as stored, with every counted game."""
     row = stored.row
     state = TournamentState(
         id=row.id,
@@ -140,9 +127,7 @@ async def load_state(session: AsyncSession, tournament_id: int) -> TournamentSta
     return state
 
 
-def count_match(
-    state: TournamentState, seat_of_bot: dict[int, int], match: tables.EndedGame
-) -> None:
+def count_match(state: TournamentState, seat_of_bot: dict[int, int], match: EndedGame) -> None:
     """Count one ended match of the tournament into ``state`` (``TournamentState.tally``)."""
     number = match.pair
     if number is None or not 0 <= number < len(state.pairs):
@@ -183,10 +168,11 @@ def settings_of(row: Tournament, bots: list[str]) -> TournamentSettings:
     )
 
 
-async def export_games(session: AsyncSession, tournament_id: int) -> list[dict[str, Any]]:
+async def export_games(tables: TournamentTables, tournament_id: int) -> list[dict[str, Any]]:
     """Every counted game of the tournament with its moves, in the order they ended."""
-    state = await load_state(session, tournament_id)
-    moves = await tables.moves_of(session, [result.match_id for result in state.order])
+    state = await load_state(tables, tournament_id)
+    # A second read: an ended match's moves never change.
+    moves = await tables.moves([result.match_id for result in state.order])
     rows = []
     for result in state.order:
         key = (result.pair, result.game)

@@ -7,7 +7,7 @@ from arena.tournaments import storage
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
 from protocol.games import Termination
-from tests.arena.test_store_postgres import fresh_pg, pg_url  # noqa: F401  (fixtures)
+from tests.arena.test_store_postgres import fresh_pg, pg_url, two_nodes  # noqa: F401  (fixtures)
 
 
 async def test_a_tournament_round_trips_through_postgres(fresh_pg: str) -> None:  # noqa: F811
@@ -20,13 +20,14 @@ async def test_a_tournament_round_trips_through_postgres(fresh_pg: str) -> None:
             game="connect4", format="round-robin", bots=("alice", "bob", "carol"),
             games_per_pair=2, openings="test",
         )  # fmt: skip
-        async with store.write_session() as session:
-            tid = await storage.insert_tournament(
-                session, settings, OpeningSuite("test", ((3,), (3, 3)))
-            )
-            assert await storage.claim(session, tid, node)
-        async with store.read_session() as session:
-            state = await storage.load_state(session, tid)
+        tables = store.tournaments
+        tid = await storage.insert_tournament(
+            tables, settings, OpeningSuite("test", ((3,), (3, 3)))
+        )
+        adopted = await tables.adopt(tid, node)
+        assert adopted is not None and adopted.row.status == "running"
+        state = await storage.load_state(tables, tid)
+        assert state.status == "running" and state.started_at is not None
         pair = state.pairs[0]
         first, second = (settings.bots[s] for s in pair.seats(0))
         opening = state.openings[pair.opening]
@@ -37,15 +38,12 @@ async def test_a_tournament_round_trips_through_postgres(fresh_pg: str) -> None:
             store.record_move(match_id, ply, ply % 2, move, 0, 0)
         await store.finish_match(match_id, 0, Termination.LINE, None, True, "test")
         await store.remove_bot("carol")
-        async with store.write_session() as session:
-            seats = await storage.inactive_seats(session, tid)
-            assert seats == [2]
-            await storage.mark_removed(session, tid, seats)
-            assert await storage.change_status(session, tid, "pause") == "paused"
-        async with store.read_session() as session:
-            state = await storage.load_state(session, tid)
-            listed = await storage.list_tournaments(session)
-            exported = await storage.export_games(session, tid)
+        assert await tables.remove_inactive(tid) == [2]
+        assert await tables.remove_inactive(tid) == []
+        assert await tables.change_status(tid, "pause") == "paused"
+        state = await storage.load_state(tables, tid)
+        listed = await storage.list_tournaments(tables)
+        exported = await storage.export_games(tables, tid)
         assert state.results[(pair.number, 0)].match_id == match_id
         assert state.results[(pair.number, 0)].score_a == 1.0
         assert state.removed == [False, False, True] and state.status == "paused"
@@ -54,3 +52,34 @@ async def test_a_tournament_round_trips_through_postgres(fresh_pg: str) -> None:
         assert exported[0]["opening"] == " ".join(map(str, opening))
     finally:
         await store.close()
+
+
+async def test_adopting_is_one_transaction_that_another_live_node_cannot_take(
+    two_nodes: tuple[Store, Store],  # noqa: F811
+) -> None:
+    """``TournamentTables.adopt``: the node that claims a tournament also marks its removed
+    bots and starts it; another live node gets None and changes nothing."""
+    first, second = two_nodes
+    node_a = await first.claim_node("node-a", allow_multi_node=True)
+    node_b = await second.claim_node("node-b", allow_multi_node=True)
+    for name in ("alice", "bob", "carol"):
+        await first.add_bot(name)
+    settings = TournamentSettings(
+        game="connect4", format="round-robin", bots=("alice", "bob", "carol"),
+        games_per_pair=2, openings="test",
+    )  # fmt: skip
+    tid = await storage.insert_tournament(
+        first.tournaments, settings, OpeningSuite("test", ((3,),))
+    )
+    await first.remove_bot("carol")
+    adopted = await second.tournaments.adopt(tid, node_b)
+    assert adopted is not None
+    assert adopted.row.status == "running" and adopted.row.started_at is not None
+    assert [seat.removed for seat in adopted.seats] == [False, False, True]
+    assert await first.tournaments.adopt(tid, node_a) is None
+    state = await storage.load_state(first.tournaments, tid)
+    assert state.status == "running" and state.removed == [False, False, True]
+    assert state.started_at == storage.state_of(adopted).started_at
+    # The node that holds it adopts it again (a restart's reload): nothing restarts.
+    again = await second.tournaments.adopt(tid, node_b)
+    assert again is not None and again.row.started_at == adopted.row.started_at

@@ -39,6 +39,8 @@ async def test_search_counts_are_named_for_what_each_bot_reports(
     panel = page.locator("#telemetry")
     await expect(panel).not_to_contain_text("Simulations")
     await expect(page.locator(".telemetry-moves")).to_have_count(0)  # no visits were sent
+    # The line it expects, named as the move list names moves: its move, then column 0.
+    await expect(page.locator(".telemetry-pv")).to_have_text("Line col 3 col 0")
     await expect(page.locator(".telemetry-facts div").first).to_have_attribute(
         "title", "positions the search visited"
     )
@@ -50,6 +52,7 @@ async def test_search_counts_are_named_for_what_each_bot_reports(
     assert [label for label, _ in shown] == ["Simulations", "Speed", "Value", "Depth"]
     assert shown[1][1].endswith(" sims/s")
     await expect(panel).not_to_contain_text("Nodes")
+    await expect(page.locator(".telemetry-pv")).to_have_count(0)  # this bot sent no line
     headers = await page.locator(".telemetry-moves thead th").all_text_contents()
     assert headers == ["Move", "Visits", "Share", "Value"]
 

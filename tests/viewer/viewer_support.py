@@ -52,9 +52,11 @@ Report = Callable[[tuple[int, ...], int, random.Random], dict[str, Any]]
 
 
 def node_analysis(legal: tuple[int, ...], chosen: int, rng: random.Random) -> dict[str, Any]:
-    """What an alpha-beta search reports: positions searched, their rate, value and depth."""
+    """What an alpha-beta search reports: positions searched, their rate, value, depth and
+    the line it expects (the move played, then the first legal answer)."""
     nodes = rng.randint(20_000, 90_000)
-    return {"nodes": nodes, "nodes_per_s": float(nodes * 4), "value": 0.25, "depth": 9}
+    pv = [chosen, legal[0]]
+    return {"nodes": nodes, "nodes_per_s": float(nodes * 4), "value": 0.25, "depth": 9, "pv": pv}
 
 
 class ScriptedBot:

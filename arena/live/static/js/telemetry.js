@@ -1,7 +1,7 @@
 // Search telemetry: what a bot reported about its search with a move (`analysis`
 // in protocol messages: simulations and sims_per_s for MCTS, nodes and nodes_per_s
-// for node-counting searches, value, depth, and per candidate move its visits and
-// value). Only what was reported is shown. Values are from the searching player's
+// for node-counting searches, value, depth, the principal variation (pv), and per
+// candidate move its visits and value). Only what was reported is shown. Values are from the searching player's
 // point of view, -1 (certain loss) to +1 (certain win).
 //
 // candidateStats() turns an analysis into visit shares for the board overlays;
@@ -90,6 +90,13 @@ export class TelemetryPanel {
     const heading = el("p", { class: "telemetry-who" },
       el("span", { class: `chip p${mover}` }), ` ${playerName} · move ${ply + 1}`);
     const parts = [heading, summary];
+    if (analysis.pv?.length) {
+      // The line the search expects (UGI engines' `info pv`, alpha-beta), in the game's names.
+      parts.push(el("p", {
+        class: "telemetry-pv",
+        title: "the principal variation: the line the search expects, from the move played on",
+      }, el("span", { class: "muted" }, "Line "), analysis.pv.map(formatMove).join(" ")));
+    }
     if (stats) {
       // The solved value of each candidate, from the mover's side, when analysed.
       const truth = new Map((solved?.candidates ?? []).map((c) => [c.move, c]));
