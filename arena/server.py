@@ -321,6 +321,7 @@ def assemble(
         throttle=LoginThrottle(clock),
         refusals=refusals,
         presence=presence,
+        seats=seats,
         placement=None if cluster is None else cluster.placement,
     )
     api.add_routes(router)

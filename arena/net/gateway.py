@@ -49,7 +49,7 @@ from arena.net.crowd import SPECTATOR_IDLE_S, idle
 from arena.net.inorder import InOrder
 from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
-from arena.net.presence import Presence
+from arena.net.presence import Presence, Seats
 from arena.net.refusals import Refusals
 from arena.net.requests import Queries, Requests
 from arena.net.websocket import Data, WebSocketConnection
@@ -173,6 +173,7 @@ class Gateway:
         throttle: LoginThrottle,
         refusals: Refusals,
         presence: Presence,
+        seats: Seats,
         placement: Callable[[str], Awaitable[Redirect | None]] | None = None,
     ) -> None:
         self.limits = limits
@@ -204,6 +205,7 @@ class Gateway:
         """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
         self.requests = Requests(
             presence=presence,
+            seats=seats,
             accepting=lambda: self.accepting,
             queries=queries,
             lobby=lobby,

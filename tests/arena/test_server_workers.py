@@ -14,7 +14,14 @@ from arena.server import ArenaServer
 from arena.store import Store
 from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
-from protocol.messages import MatchEnd, MatchStart, Moved, RatingReport, YourTurn
+from protocol.messages import (
+    ChallengeReceived,
+    MatchEnd,
+    MatchStart,
+    Moved,
+    RatingReport,
+    YourTurn,
+)
 from tests.arena.conftest import BotFactory, Client, ServerFactory
 from tests.tournament_bots import AutoBots
 
@@ -162,3 +169,17 @@ async def test_a_reset_token_closes_every_worker(
         while server.parts.presence.is_online("alice"):
             await asyncio.sleep(0.01)
     assert "alice" not in server.parts.presence.workers
+
+
+async def test_a_challenge_goes_to_the_worker_with_the_most_room(
+    server: ArenaServer, bot: BotFactory
+) -> None:
+    roomy = await bot("alice", worker=True, max_matches=2)
+    newest = await bot("alice", worker=True, max_matches=1)  # a plain tell would pick it
+    carol = await bot("carol")
+    await carol.send(type="challenge", opponent="alice", game="tictactoe", time_control=TC)
+    challenge = await roomy.expect(ChallengeReceived)
+    await roomy.send(type="accept", challenge_id=challenge.challenge_id)
+    started = await roomy.expect(MatchStart)
+    assert started.match_id == (await carol.expect(MatchStart)).match_id
+    assert not any(isinstance(m, ChallengeReceived | MatchStart) for m in newest.seen)
