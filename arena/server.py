@@ -249,7 +249,7 @@ def assemble(
     pass_wanted = PassWanted()
     leaderboards = Leaderboards(store, refresh_s=config.leaderboard_refresh_s, spawn=spawn)
     notices = RatingNotices(
-        leaderboards, tell=presence.tell, spawn=spawn, is_online=presence.is_online
+        leaderboards, tell=presence.tell_all, spawn=spawn, is_online=presence.is_online
     )
     registry = MatchRegistry(
         store,
@@ -321,6 +321,7 @@ def assemble(
         throttle=LoginThrottle(clock),
         refusals=refusals,
         presence=presence,
+        seats=seats,
         placement=None if cluster is None else cluster.placement,
     )
     api.add_routes(router)

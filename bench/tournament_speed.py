@@ -1,7 +1,8 @@
-"""Tournament throughput and the scheduler's delay between matches.
+"""Tournament throughput and the scheduler's delay between matches; scaling over workers.
 
     python bench/tournament_speed.py [--concurrency 1,8,64] [--seconds 15] [--game connect4]
         [--serve-options "--db-writer inline"]
+    python bench/tournament_speed.py --workers 1,2,4 [--strategy "mcts:sims=20000,workers=1"]
 
 For each concurrency ``c`` a fresh ``arena serve`` (a real process, SQLite
 file, the writer process as in production) runs a round robin of ``2c`` bots
@@ -16,6 +17,15 @@ from receiving a ``match_end`` to receiving its next ``match_start``: the
 scheduler's pass, the challenge, the bot's ``accept`` coming back, and the
 match's start. Median and 90th percentile over every bot's gaps in the window.
 Results are noisy on a shared machine: compare rows of one run.
+
+``--workers 1,2,4`` measures instead how an SPRT-style match of one bot pair
+scales with worker processes (``arena-bot --worker``, one seat each): for
+each count ``w`` a fresh server runs a round robin of two bots, ``alpha``
+and ``beta``, at ``w`` games at once, each bot served by ``w`` real
+``arena-bot`` processes playing ``--strategy``. Games are counted from the
+tournament's progress over ``--seconds`` once every seat plays. The
+processes share this machine's cores with the server: scaling stops where
+the cores run out, or the server does.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -153,6 +164,77 @@ async def measure(
     }
 
 
+def get(admin: AdminFile, path: str) -> Any:
+    with urllib.request.urlopen(admin.url + path, timeout=30) as response:
+        return json.load(response)
+
+
+def arena_bot(port: int, name: str, token: str, strategy: str, game: str) -> subprocess.Popen[str]:
+    """One ``arena-bot --worker`` process of ``name`` with one seat, waiting for challenges."""
+    command = [
+        sys.executable, "-m", "bots.client.cli", "--url", f"ws://127.0.0.1:{port}/", "--name",
+        name, "--game", game, "--strategy", strategy, "--worker", "--no-seek", "--quiet",
+        "--move-ms", "30000",
+    ]  # fmt: skip
+    env = {**os.environ, "ARENA_BOT_TOKEN": token}
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def measure_workers(
+    workers: int, seconds: float, game: str, strategy: str, folder: Path, options: list[str]
+) -> dict[str, Any]:
+    """One row of the workers table: a fresh server, two bots of ``workers`` processes each."""
+    db = folder / f"workers-{workers}.db"
+    names = ["alpha", "beta"]
+    store = await Store.open(f"sqlite+aiosqlite:///{db}")
+    try:
+        tokens = {name: await store.add_bot(name) for name in names}
+    finally:
+        await store.close()
+    server, port = start_server(db, options)
+    procs = [
+        arena_bot(port, name, tokens[name], strategy, game)
+        for name in names
+        for _ in range(workers)
+    ]
+    try:
+        admin = AdminFile.read(admin_file_path(f"sqlite+aiosqlite:///{db}"))
+        assert admin is not None, "no admin file"
+        settings = {
+            "game": game, "format": "round-robin", "bots": names, "games_per_pair": 20_000,
+            "move_ms": 30_000, "bank_ms": 0, "concurrency": workers, "rated": True,
+            "openings": "none", "name": f"bench workers={workers}", "seed": 1, "elo0": None,
+            "elo1": None, "alpha": None, "beta": None, "model": None, "max_games": None,
+        }  # fmt: skip
+        body = {"settings": settings, "openings": {"source": "none", "openings": [[]]}}
+        created = await asyncio.to_thread(post, admin, "/api/tournaments", body)
+        path = f"/api/tournaments/{created['id']}"
+        deadline = time.monotonic() + 120  # the workers start (and warm their search) meanwhile
+        while (await asyncio.to_thread(get, admin, path))["progress"]["playing"] < workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the workers did not all start playing within 120 s")
+            await asyncio.sleep(0.5)
+        await asyncio.sleep(WARM_UP_S)
+        start, done_before = time.perf_counter(), (await asyncio.to_thread(get, admin, path))
+        await asyncio.sleep(seconds)
+        end, done_after = time.perf_counter(), (await asyncio.to_thread(get, admin, path))
+        await asyncio.to_thread(post, admin, f"{path}/cancel", {})
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait(30)
+        server.terminate()
+        server.wait(30)
+    games = done_after["progress"]["done"] - done_before["progress"]["done"]
+    return {
+        "workers": workers,
+        "games_per_min": games / (end - start) * 60,
+        "games": games,
+        "load": os.getloadavg()[0],
+    }
+
+
 def main() -> None:
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -162,7 +244,35 @@ def main() -> None:
     parser.add_argument(
         "--serve-options", default="", help='more `arena serve` options, e.g. "--db-writer inline"'
     )
+    parser.add_argument(
+        "--workers", help="measure scaling over worker processes instead, e.g. 1,2,4"
+    )
+    parser.add_argument(
+        "--strategy",
+        default="mcts:sims=20000,workers=1,seed=1",
+        help="--workers: the strategy every worker process plays",
+    )
     args = parser.parse_args()
+    if args.workers:
+        print(
+            f"one bot pair over worker processes, {args.game}, {args.strategy}, "
+            f"{args.seconds:g} s windows, {os.cpu_count()} CPUs"
+        )
+        print(f"{'workers':>7} {'processes':>9} {'games':>6} {'games/min':>10} {'load 1m':>8}")
+        with tempfile.TemporaryDirectory() as folder:
+            for count in (int(w) for w in args.workers.split(",")):
+                row = asyncio.run(
+                    measure_workers(
+                        count, args.seconds, args.game, args.strategy, Path(folder),
+                        args.serve_options.split(),
+                    )
+                )  # fmt: skip
+                print(
+                    f"{row['workers']:>7} {2 * count:>9} {row['games']:>6} "
+                    f"{row['games_per_min']:>10.1f} {row['load']:>8.2f}",
+                    flush=True,
+                )
+        return
     levels = [int(c) for c in args.concurrency.split(",")]
     print(
         f"tournament throughput, {args.game}, instant random bots, {args.seconds:g} s windows"

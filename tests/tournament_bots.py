@@ -38,17 +38,22 @@ class AutoBot:
     """Accept, then never move."""
     stall_after: int | None = None
     """Stop answering after this many moves, until that match ends (lost on time)."""
+    gate: asyncio.Event | None = None
+    """Set: turns are answered only once it is set."""
     starts: list[MatchStart] = field(default_factory=list)
     ends: list[MatchEnd] = field(default_factory=list)
     challenges: int = 0
     task: asyncio.Task[None] | None = None
 
     @classmethod
-    async def login(cls, port: int, name: str, token: str, **behaviour: Any) -> AutoBot:
-        """Connect, say hello and start answering (``close`` stops it)."""
+    async def login(
+        cls, port: int, name: str, token: str, hello: dict[str, Any] | None = None, **behaviour: Any
+    ) -> AutoBot:
+        """Connect, say hello (with the fields of ``hello`` added, e.g. ``worker``) and start
+        answering (``close`` stops it)."""
         ws = await connect(f"ws://127.0.0.1:{port}/", compression=None)
-        hello = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": name}
-        await ws.send(json.dumps({**hello, "token": token}))
+        fields = {"type": "hello", "role": "bot", "version": PROTOCOL_VERSION, "name": name}
+        await ws.send(json.dumps({**fields, "token": token, **(hello or {})}))
         welcome = parse_server_message(await asyncio.wait_for(ws.recv(), 5))
         assert welcome.type == "welcome", welcome
         bot = cls(ws, **behaviour)
@@ -77,6 +82,8 @@ class AutoBot:
             elif isinstance(message, MatchStart):
                 self.starts.append(message)
             elif isinstance(message, YourTurn) and not self.idle:
+                if self.gate is not None:
+                    await self.gate.wait()
                 if self.stall_after is not None:
                     if self.stall_after <= 0:
                         continue
@@ -101,8 +108,12 @@ class AutoBots:
         self.port, self.tokens = port, tokens
         self.opened: list[AutoBot] = []
 
-    async def __call__(self, name: str, **behaviour: Any) -> AutoBot:
-        self.opened.append(await AutoBot.login(self.port, name, self.tokens[name], **behaviour))
+    async def __call__(
+        self, name: str, hello: dict[str, Any] | None = None, **behaviour: Any
+    ) -> AutoBot:
+        self.opened.append(
+            await AutoBot.login(self.port, name, self.tokens[name], hello, **behaviour)
+        )
         return self.opened[-1]
 
     async def close(self) -> None:

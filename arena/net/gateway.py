@@ -5,7 +5,9 @@ The gateway owns the connections, and keeps the table of who is online
 send a valid ``hello`` within ``hello_timeout_s``; a bot proves its token
 (failed logins are logged and throttled per address, ``LoginThrottle``), a
 spectator needs none. A second connection of the same bot replaces the
-first and takes over its live matches (a reconnect). ``recheck_logins``
+first and takes over its live matches (a reconnect), unless both are
+workers (hello ``worker``): then both serve the bot, each its own matches
+and seats (``Presence.join``). ``recheck_logins``
 (every couple of seconds, from the server) closes the connections of bots
 removed, or whose token was reset, since they logged in.
 
@@ -47,7 +49,7 @@ from arena.net.crowd import SPECTATOR_IDLE_S, idle
 from arena.net.inorder import InOrder
 from arena.net.limits import AddressBuckets, LoginThrottle, TokenBucket
 from arena.net.logins import Logins, Revoker
-from arena.net.presence import Presence
+from arena.net.presence import Presence, Seats
 from arena.net.refusals import Refusals
 from arena.net.requests import Queries, Requests
 from arena.net.websocket import Data, WebSocketConnection
@@ -63,9 +65,11 @@ from protocol.messages import (
     MAX_SPECTATOR_MESSAGE_BYTES,
     PROTOCOL_VERSION,
     Accept,
+    CancelSeek,
     ChallengeDeclined,
     ClientMessage,
     CloseCode,
+    Decline,
     Error,
     ErrorCode,
     Hello,
@@ -169,6 +173,7 @@ class Gateway:
         throttle: LoginThrottle,
         refusals: Refusals,
         presence: Presence,
+        seats: Seats,
         placement: Callable[[str], Awaitable[Redirect | None]] | None = None,
     ) -> None:
         self.limits = limits
@@ -200,6 +205,7 @@ class Gateway:
         """Per move: from the gateway's receipt of the frame to its ``moved`` queued."""
         self.requests = Requests(
             presence=presence,
+            seats=seats,
             accepting=lambda: self.accepting,
             queries=queries,
             lobby=lobby,
@@ -296,9 +302,7 @@ class Gateway:
             self.guests.pop(name, None)
             self._lobby.forget(name)  # its challenge, if unanswered, is void
             return
-        if self.bots.get(name) is conn:  # not replaced by a newer connection
-            del self.bots[name]
-            self.max_matches.pop(name, None)
+        if self.presence.leave(name, conn):  # not replaced, and no other worker serves it
             self.guest_games.pop(name, None)
             self.logins.left(name)
             for dropped in self._lobby.forget(name):
@@ -376,13 +380,24 @@ class Gateway:
             # On the spot once the game's board is built (the server builds it at start).
             assert conn.name is not None
             rating = self._registry.rating_now(conn.name, message.game)
-            if rating is not None:
-                try:
-                    self.requests.seek(conn.name, message, rating)
-                except ProtocolError as exc:
-                    self._reply_error(conn, exc, message.id)
-                return None
+            if rating is None:
+                return self._answer(conn, message, self._seek_later(conn, message))
+            try:
+                self.requests.seek(conn.name, message, rating)
+                # A worker's seek queued: the bot's match it pairs goes to this worker
+                # (a second worker's seek meanwhile gets ``already_seeking``).
+                self.presence.want(conn.name, conn)
+            except ProtocolError as exc:
+                self._reply_error(conn, exc, message.id)
+            return None
+        if type(message) is Decline or type(message) is CancelSeek:
+            self.presence.unwant(conn.name or "", conn)
         return self._answer(conn, message, self.requests.from_bot(conn, message))
+
+    async def _seek_later(self, conn: WebSocketConnection, seek: Seek) -> None:
+        """A seek sent before its game's ratings are loaded: queued once they are."""
+        await self.requests.from_bot(conn, seek)
+        self.presence.want(conn.name or "", conn)
 
     def _judge_malformed_move(self, session: _Session, exc: MalformedMoveError) -> None:
         """A ``move`` whose move is not a move number still answers its turn: it loses."""
@@ -440,6 +455,7 @@ class Gateway:
                 return
         conn.role = hello.role
         session.active_at = self._clock.now()
+        replaced: list[WebSocketConnection] = []
         if hello.role == "spectator":
             session.spectator = True
             session.max_bytes = MAX_SPECTATOR_MESSAGE_BYTES
@@ -463,21 +479,23 @@ class Gateway:
             conn.name = hello.name
             # A bot playing n matches at once legitimately sends n times the seeks.
             session.bucket.scale(hello.max_matches)
-            self._register_bot(conn, hello.name, hello.max_matches)
+            replaced = self._register_bot(conn, hello)
             self.guest_games[hello.name] = frozenset(g for g in hello.guests if g in GAMES)
             assert hello.token is not None
             self.logins.logged_in(hello.name, hello.token)
             log.info(
-                "bot %s logged in from %s (max_matches %d)",
+                "bot %s logged in from %s (max_matches %d%s)",
                 hello.name,
                 conn.remote,
                 hello.max_matches,
+                ", worker" if hello.worker else "",
                 extra={
                     "event": "login",
                     "role": "bot",
                     "bot": hello.name,
                     "remote": conn.remote,
                     "max_matches": hello.max_matches,
+                    "worker": hello.worker,
                 },
             )
         conn.send(
@@ -492,8 +510,11 @@ class Gateway:
         if hello.role == "bot":
             # Measure the round trip now, so it is credited from the first move on.
             conn.ping()
-            for match in self._registry.of_bot(conn.name or ""):
-                match.attach(conn.name or "", conn)
+            name = conn.name or ""
+            for match in self._registry.of_bot(name):
+                # A worker takes over only the matches no other worker plays on.
+                if not hello.worker or match.link(name) is None or match.link(name) in replaced:
+                    match.attach(name, conn)
 
     async def _check_hello(self, conn: WebSocketConnection, hello: Hello) -> None:
         if not self.accepting:
@@ -541,20 +562,24 @@ class Gateway:
             )
         self.throttle.succeeded(conn.remote, hello.name)
 
-    def _register_bot(self, conn: WebSocketConnection, name: str, max_matches: int) -> None:
-        previous = self.bots.get(name)
-        self.bots[name] = conn
-        self.max_matches[name] = max_matches
-        if previous is not None:
+    def _register_bot(self, conn: WebSocketConnection, hello: Hello) -> list[WebSocketConnection]:
+        """Put ``conn`` online; close and return the connections it replaces."""
+        assert hello.name is not None
+        replaced = self.presence.join(hello.name, conn, hello.max_matches, hello.worker)
+        for previous in replaced:
             previous.send(
                 Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")
             )
             previous.close(CloseCode.REPLACED, "replaced by a newer connection")
+        return replaced
 
     async def recheck_logins(self) -> None:
         """Close the connections of bots removed, or whose token was reset, since their
         login (``arena.net.logins``)."""
-        for conn in await self.logins.revoked(self.bots):
+        revoked = await self.logins.revoked(self.bots)
+        # A bot served by workers: every one of them logged in with the revoked token.
+        every = [c for r in revoked for c in self.presence.connections_of(r.name or "")]
+        for conn in every:
             if conn.closing:
                 continue
             log.warning(

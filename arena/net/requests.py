@@ -19,7 +19,7 @@ from typing import Protocol
 
 from arena.live.spectators import SpectatorHub
 from arena.net.limits import AddressBuckets
-from arena.net.presence import Presence
+from arena.net.presence import Presence, Seats
 from arena.net.refusals import Refusals
 from arena.net.websocket import WebSocketConnection
 from arena.play.guests import GuestLimits, is_guest
@@ -72,6 +72,7 @@ class Requests:
         self,
         *,
         presence: Presence,
+        seats: Seats,
         accepting: Callable[[], bool],
         queries: Queries,
         lobby: Lobby,
@@ -84,6 +85,7 @@ class Requests:
         refusals: Refusals,
     ) -> None:
         self._presence = presence
+        self._seats = seats
         self._accepting = accepting
         self._queries = queries
         self._lobby = lobby
@@ -140,8 +142,8 @@ class Requests:
                 self._lobby.cancel_seek(bot, game)
             case Challenge(opponent=opponent, game=game, time_control=tc):
                 tc = self._time_limits.check(tc)
-                target = self._online(opponent)
-                self._send_challenge(target, self._lobby.challenge(bot, opponent, game, tc))
+                self._online(opponent)
+                self._send_challenge(opponent, self._lobby.challenge(bot, opponent, game, tc))
             case Accept(challenge_id=challenge_id):
                 pairing = self._lobby.accept(bot, challenge_id)
                 if pairing is not None and self._accepting():  # None: the arena's own invite
@@ -164,21 +166,21 @@ class Requests:
         self._lobby.seek(bot, seek.game, tc, DEFAULT_RATING if rating is None else rating)
         self._matchmaker.schedule()
 
-    def _online(self, opponent: str) -> WebSocketConnection:
-        target = self._presence.bots.get(opponent)
-        if target is None:
+    def _online(self, opponent: str) -> None:
+        if opponent not in self._presence.bots:
             raise ProtocolError(ErrorCode.NO_SUCH_BOT, f"{opponent} is not online")
-        return target
 
-    @staticmethod
-    def _send_challenge(target: WebSocketConnection, pending: PendingChallenge) -> None:
-        target.send(
+    def _send_challenge(self, opponent: str, pending: PendingChallenge) -> None:
+        # Through the seats: a bot served by workers hears it on the worker with the most
+        # room, as a tournament's invitation does (``Seats.tell``).
+        self._seats.tell(
+            opponent,
             ChallengeReceived(
                 challenge_id=pending.challenge_id,
                 challenger=pending.challenger,
                 game=pending.game,
                 time_control=pending.time_control,
-            )
+            ),
         )
 
     # Guests -----------------------------------------------------------------------
@@ -221,7 +223,7 @@ class Requests:
                 f"retry in {self.guest_limit.wait_s():.0f} s",
             )
         tc = self._guest_time_limits.check(tc)
-        target = self._online(opponent)
+        self._online(opponent)
         if game not in self._presence.guest_games.get(opponent, ()):
             raise ProtocolError(
                 ErrorCode.FORBIDDEN, f"{opponent} does not accept guest challenges in {game}"
@@ -231,7 +233,7 @@ class Requests:
                 ErrorCode.ALREADY_SEEKING, "you already play, or wait for an answer to, a game"
             )
         self._check_guest_caps(conn, opponent)
-        self._send_challenge(target, self._lobby.challenge(guest, opponent, game, tc))
+        self._send_challenge(opponent, self._lobby.challenge(guest, opponent, game, tc))
 
     def _check_guest_caps(self, conn: WebSocketConnection, opponent: str) -> None:
         """Refuse a guest game over the server's or the bot's cap of guest games at once."""

@@ -221,6 +221,10 @@ class Match:
         """``bot`` resigns, saying why when ``reason`` is given."""
         self._guarded(self.referee.resign, self.seat_of(bot), reason)
 
+    def link(self, bot: str) -> PlayerLink | None:
+        """The connection ``bot`` plays this match on (None while it is away)."""
+        return self._links[self.seat_of(bot)]
+
     def attach(self, bot: str, link: PlayerLink) -> None:
         """``bot`` is (re)connected on ``link``; it gets ``match_start`` again and plays on."""
         seat = self.seat_of(bot)

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from arena.play.clock import Clock
@@ -74,7 +75,7 @@ class MatchRegistry:
         observer: MatchObserver,
         clock: Clock,
         spawn: Spawn,
-        link_of: Callable[[str], PlayerLink | None],
+        link_of: Callable[[str, Callable[[PlayerLink], int]], PlayerLink | None],
         match_options: dict[str, Any] | None = None,
         openings: RatedOpenings | None = None,
         ratings: Ratings,
@@ -119,6 +120,11 @@ class MatchRegistry:
     def playing(self, bot: str) -> int:
         """How many live matches ``bot`` plays (until each one's end is committed)."""
         return self._playing[bot]
+
+    def on_link(self, bot: str, link: object) -> int:
+        """How many live matches ``bot`` plays on connection ``link`` (a bot served by
+        several workers, ``arena.net.presence``)."""
+        return sum(1 for match in self._by_bot.get(bot, ()) if match.link(bot) is link)
 
     async def rating(self, bot: str, game: str) -> float:
         """``bot``'s rating for pairing and display: its leaderboard rating (``ratings``)."""
@@ -177,7 +183,10 @@ class MatchRegistry:
             pairing.game,
             players,
             tc,
-            (self._link_of(players[0]), self._link_of(players[1])),
+            (
+                self._link_of(players[0], partial(self.on_link, players[0])),
+                self._link_of(players[1], partial(self.on_link, players[1])),
+            ),
             recorder=self._store,
             clock=self._clock,
             observer=self._observer,

@@ -132,6 +132,11 @@ def _parser() -> argparse.ArgumentParser:
         help="seek matches (default: yes; --no-seek waits for challenges, e.g. a tournament's)",
     )
     parser.add_argument(
+        "--worker", action="store_true",
+        help="serve the bot alongside its other --worker processes (on any machines), each "
+        "with its own --max-matches, instead of replacing them (default: a new login replaces)",
+    )
+    parser.add_argument(
         "--no-analysis", action="store_true", help="do not send search statistics with moves"
     )
     parser.add_argument(
@@ -214,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         guests=args.guests,
         challenge=args.challenge,
         seek=args.seek,
+        worker=args.worker,
         retry_max_s=args.retry_max,
         ca_file=args.ca_file,
         insecure=args.insecure,

@@ -46,6 +46,10 @@ class ClientConfig:
     challenge: str | None = None
     seek: bool = True
     """False: never seek; play only the challenges accepted (a tournament's bots)."""
+    worker: bool = False
+    """One of several connections serving this bot at once, on any machines, each with
+    its own ``max_matches`` (the hello's ``worker``): they join rather than replace
+    each other."""
     retry_initial_s: float = 0.5
     retry_max_s: float = 10.0
     challenge_retry_s: float = 2.0
@@ -83,6 +87,7 @@ class ClientConfig:
             token=self.token,
             max_matches=self.max_matches,
             guests=(self.game,) if accepts_guests else (),
+            worker=self.worker,
         )
 
 

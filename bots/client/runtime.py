@@ -462,6 +462,10 @@ class BotClient:
             self._later(self.config.challenge_retry_s, self._look_for_match)
         elif ref.startswith("seek-") and error.code == ErrorCode.ALREADY_SEEKING:
             log.debug("seek not needed: %s", error.message)
+            if self.config.worker:
+                # Another worker's seek is the bot's one seek: seek again once it is paired.
+                self._seeking.seek_pending = False
+                self._later(self.config.challenge_retry_s, self._look_for_match)
         elif error.code == ErrorCode.SERVER_SHUTDOWN:
             log.info("server shutting down: %s", error.message)
         else:

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 from protocol.messages.codes import MAX_COUNT
 from protocol.messages.fields import (
     Array,
+    Bool,
     Choice,
     Int,
     IsNull,
@@ -50,7 +51,10 @@ class Hello(Message):
     Bots must give ``name`` and ``token``; ``max_matches`` is how many matches
     the bot is willing to play at once; ``guests`` the games in which it
     accepts challenges from guests (people playing it from the web viewer;
-    unrated). A ``guest`` gives neither name nor token: the server names it.
+    unrated). ``worker`` says this connection is one of several serving the
+    bot at once (each with its own ``max_matches`` seats): it joins the
+    others instead of replacing them. A ``guest`` gives neither name nor
+    token: the server names it.
     """
 
     type: ClassVar[str] = "hello"
@@ -70,6 +74,8 @@ class Hello(Message):
     max_matches: Annotated[int, Int(1, 64)] = 1
     guests: Annotated[tuple[str, ...], Array(GAME_NAME, 0, 16)] = ()
     """Bots: the games it accepts guest challenges in (none by default)."""
+    worker: Annotated[bool, Bool()] = False
+    """Bots: one of several connections serving this bot (``arena-bot --worker``)."""
     id: RequestId = None
 
 

@@ -176,6 +176,7 @@ async def bot(
         max_matches: int = 1,
         target: ArenaServer | None = None,
         port: int | None = None,
+        worker: bool = False,
     ) -> Client:
         client = await connect_client(target, port)
         await client.send(
@@ -185,6 +186,7 @@ async def bot(
             name=name,
             token=tokens[name],
             max_matches=max_matches,
+            **({"worker": True} if worker else {}),
         )
         welcome = await client.recv()
         assert welcome.type == "welcome", welcome
