@@ -8,8 +8,10 @@ import random
 from collections.abc import AsyncGenerator, Coroutine
 from typing import Any
 
+import pytest
+
 from arena.play.lobby import Lobby, Pairing
-from arena.play.matchmaker import Matchmaker
+from arena.play.matchmaker import START_SLICE_S, Matchmaker
 from protocol.messages import TimeControl
 
 TC = TimeControl(move_ms=1000, bank_ms=0)
@@ -78,3 +80,72 @@ async def test_a_pass_through_a_queue_reads_ahead_and_starts_each_batch_as_it_co
         "start e",
         "started e",
     ]
+
+
+class _OneBatch:
+    """One batch of six pairings."""
+
+    def prefetch(self) -> None:
+        pass
+
+    async def batches(self) -> AsyncGenerator[list[Pairing], None]:
+        yield [Pairing("connect4", (f"a{i}", f"b{i}"), TC) for i in range(6)]
+
+    def started(self, pairing: Pairing, match: object) -> None:
+        pass
+
+
+class _SteppingClock:
+    """A clock that moves ``step`` seconds at every reading."""
+
+    def __init__(self, step: float) -> None:
+        self.step, self.now = step, 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _runs_of_starts(log: list[str]) -> list[int]:
+    """How many matches started in each turn of the loop (between two ticks)."""
+    runs, current = [], 0
+    for entry in log:
+        if entry.startswith("start"):
+            current += 1
+        elif current:
+            runs.append(current)
+            current = 0
+    return runs + ([current] if current else [])
+
+
+@pytest.mark.parametrize(("step", "runs"), [(0.0, [6]), (START_SLICE_S / 2, [2, 2, 2])])
+async def test_a_pass_lets_moves_in_once_a_slice_not_after_every_start(
+    step: float, runs: list[int]
+) -> None:
+    log: list[str] = []
+    tasks: list[asyncio.Task[Any]] = []
+
+    def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        tasks.append(task := asyncio.get_running_loop().create_task(coro, name=name))
+        return task
+
+    async def ticks() -> None:  # stands for the moves the loop serves between starts
+        while True:
+            log.append("tick")
+            await asyncio.sleep(0)
+
+    ticker = asyncio.get_running_loop().create_task(ticks())
+    matchmaker = Matchmaker(
+        Lobby(has_capacity=lambda bot: True, rng=random.Random(1)),
+        _Registry(log),  # type: ignore[arg-type]
+        window_s=0.0,
+        spawn=spawn,
+        tell=lambda bot, message: None,
+        queue=_OneBatch(),
+        clock=_SteppingClock(step),
+    )
+    matchmaker.schedule()
+    await asyncio.gather(*tasks)
+    ticker.cancel()
+    # A still clock: one slice, all six in one turn; a slice per two starts: three turns.
+    assert _runs_of_starts(log) == runs, log
