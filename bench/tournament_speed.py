@@ -107,17 +107,22 @@ def post(admin: AdminFile, path: str, body: dict[str, Any]) -> Any:
         return json.load(response)
 
 
+async def register(db: Path, names: list[str]) -> dict[str, str]:
+    """Create the database ``db`` with bots ``names``; their tokens."""
+    store = await Store.open(f"sqlite+aiosqlite:///{db}")
+    try:
+        return {name: await store.add_bot(name) for name in names}
+    finally:
+        await store.close()
+
+
 async def measure(
     concurrency: int, seconds: float, game: str, folder: Path, options: list[str]
 ) -> dict[str, Any]:
     """One row of the table: a fresh server, 2c bots, games counted in the window."""
     db = folder / f"bench-{concurrency}.db"
     names = [f"b{k:03d}" for k in range(max(2, 2 * concurrency))]
-    store = await Store.open(f"sqlite+aiosqlite:///{db}")
-    try:
-        tokens = {name: await store.add_bot(name) for name in names}
-    finally:
-        await store.close()
+    tokens = await register(db, names)
     server, port = start_server(db, options)
     bots: list[InstantBot] = []
     tasks: list[asyncio.Task[None]] = []
@@ -186,11 +191,7 @@ async def measure_workers(
     """One row of the workers table: a fresh server, two bots of ``workers`` processes each."""
     db = folder / f"workers-{workers}.db"
     names = ["alpha", "beta"]
-    store = await Store.open(f"sqlite+aiosqlite:///{db}")
-    try:
-        tokens = {name: await store.add_bot(name) for name in names}
-    finally:
-        await store.close()
+    tokens = await register(db, names)
     server, port = start_server(db, options)
     procs = [
         arena_bot(port, name, tokens[name], strategy, game)
