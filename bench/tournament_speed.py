@@ -86,7 +86,7 @@ class InstantBot:
                 self.finished.append(self.ended_at)
 
 
-def start_server(db: Path, options: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+def start_server(db: Path, options: list[str]) -> tuple[subprocess.Popen[str], int]:
     command = [sys.executable, "-m", "arena", "serve", "--port", "0", "--db", str(db), *options]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert server.stdout is not None
@@ -174,7 +174,9 @@ def get(admin: AdminFile, path: str) -> Any:
         return json.load(response)
 
 
-def arena_bot(port: int, name: str, token: str, strategy: str, game: str) -> subprocess.Popen[bytes]:
+def arena_bot(
+    port: int, name: str, token: str, strategy: str, game: str
+) -> subprocess.Popen[bytes]:
     """One ``arena-bot --worker`` process of ``name`` with one seat, waiting for challenges."""
     command = [
         sys.executable, "-m", "bots.client.cli", "--url", f"ws://127.0.0.1:{port}/", "--name",
