@@ -140,6 +140,8 @@ class MoveBuffer:
         self.monitor = monitor if monitor is not None else HealthMonitor(self.pending)
         self.lock = asyncio.Lock()
         self._pending = Batch()
+        self._writing: Batch | None = None
+        """The batch on its way to the database (taken from ``_pending``, not yet committed)."""
         self._count = 0
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -162,6 +164,11 @@ class MoveBuffer:
     def add_match(self, row: MatchRow) -> None:
         """Queue a new match row; it is written before any move or end of that match."""
         self._pending.matches[row["id"]] = row
+
+    def unwritten_matches(self) -> bool:
+        """True while a new match's row waits to be written or is being written now."""
+        writing = self._writing
+        return bool(self._pending.matches) or (writing is not None and bool(writing.matches))
 
     def has_match(self, match_id: str) -> bool:
         """True while ``match_id``'s own row is still waiting to be written."""
@@ -206,7 +213,7 @@ class MoveBuffer:
         async with self.lock:
             if not self._pending:
                 return
-            batch = self.take()
+            batch = self._writing = self.take()
             started = time.perf_counter()
             try:
                 await self._write(batch)
@@ -216,6 +223,8 @@ class MoveBuffer:
                 if isinstance(exc, Exception):
                     self.monitor.failed(WRITES, exc)
                 raise
+            finally:
+                self._writing = None
             self.stats.record(batch, time.perf_counter() - started)
             if self.monitor.health.ok:
                 self.monitor.succeeded(WRITES)  # the usual case: nothing to count

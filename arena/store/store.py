@@ -488,11 +488,12 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         """The most recently started matches, optionally of one status, game or bot.
 
         ``before`` (a match's ``(started_at, id)``) continues a listing after that
-        match. Live matches whose rows still wait for the group commit are written
-        first, so a match that has started is listed.
+        match. Live matches whose rows still wait for the group commit, or are on their
+        way to the database in a batch under way, are written first, so a match that has
+        started is listed.
         """
-        if status in (None, "live") and self._buffer.pending().matches:
-            await self.flush()
+        if status in (None, "live") and self._buffer.unwritten_matches():
+            await self.flush()  # it waits for the batch under way (the buffer's lock)
         async with self._read() as session:
             return await queries.list_matches(session, status, game, limit, bot, before)
 
