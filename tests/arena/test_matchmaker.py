@@ -48,8 +48,10 @@ class _Registry:
         return object()
 
 
-async def test_a_pass_through_a_queue_reads_ahead_and_starts_each_batch_as_it_comes() -> None:
-    log: list[str] = []
+def _matchmaker(
+    log: list[str], queue: object, window_s: float, **options: Any
+) -> tuple[Matchmaker, list[asyncio.Task[Any]]]:
+    """A matchmaker over ``_Registry(log)`` and ``queue``; the tasks it spawns."""
     tasks: list[asyncio.Task[Any]] = []
 
     def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
@@ -59,11 +61,18 @@ async def test_a_pass_through_a_queue_reads_ahead_and_starts_each_batch_as_it_co
     matchmaker = Matchmaker(
         Lobby(has_capacity=lambda bot: True, rng=random.Random(1)),
         _Registry(log),  # type: ignore[arg-type]
-        window_s=0.02,
+        window_s=window_s,
         spawn=spawn,
         tell=lambda bot, message: None,
-        queue=_Queue(log),
+        queue=queue,  # type: ignore[arg-type]
+        **options,
     )
+    return matchmaker, tasks
+
+
+async def test_a_pass_through_a_queue_reads_ahead_and_starts_each_batch_as_it_comes() -> None:
+    log: list[str] = []
+    matchmaker, tasks = _matchmaker(log, _Queue(log), 0.02)
     matchmaker.schedule()
     matchmaker.schedule()  # a pass is due already: nothing more
     await asyncio.gather(*tasks)
@@ -123,11 +132,6 @@ async def test_a_pass_lets_moves_in_once_a_slice_not_after_every_start(
     step: float, runs: list[int]
 ) -> None:
     log: list[str] = []
-    tasks: list[asyncio.Task[Any]] = []
-
-    def spawn(coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        tasks.append(task := asyncio.get_running_loop().create_task(coro, name=name))
-        return task
 
     async def ticks() -> None:  # stands for the moves the loop serves between starts
         while True:
@@ -135,15 +139,7 @@ async def test_a_pass_lets_moves_in_once_a_slice_not_after_every_start(
             await asyncio.sleep(0)
 
     ticker = asyncio.get_running_loop().create_task(ticks())
-    matchmaker = Matchmaker(
-        Lobby(has_capacity=lambda bot: True, rng=random.Random(1)),
-        _Registry(log),  # type: ignore[arg-type]
-        window_s=0.0,
-        spawn=spawn,
-        tell=lambda bot, message: None,
-        queue=_OneBatch(),
-        clock=_SteppingClock(step),
-    )
+    matchmaker, tasks = _matchmaker(log, _OneBatch(), 0.0, clock=_SteppingClock(step))
     matchmaker.schedule()
     await asyncio.gather(*tasks)
     ticker.cancel()
