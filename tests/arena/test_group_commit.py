@@ -10,6 +10,7 @@ from arena.net.limits import TokenBucket
 from arena.play.clock import ManualClock
 from arena.server import ArenaServer
 from arena.store import RatingChange, Store
+from arena.store.movebuffer import Batch
 from protocol.games import Termination, new_game
 from protocol.messages import Error, MatchStart, YourTurn
 
@@ -68,3 +69,29 @@ async def test_moves_answering_a_turn_are_not_rate_limited(make_server: Any, bot
         state = state.play(move)
     await seats[state.to_move].expect(YourTurn)
     assert not [m for c in (alice, bob) for m in c.seen if isinstance(m, Error)]
+
+
+async def test_a_match_whose_row_is_on_its_way_to_the_database_is_listed(store: Store) -> None:
+    """The flusher has taken the batch with the new match's row but not committed it: a
+    listing waits for that batch rather than missing a match that has started."""
+    await store.add_bot("alpha")
+    await store.add_bot("beta")
+    buffer = store._buffer
+    release, writing = asyncio.Event(), asyncio.Event()
+    write = buffer._write
+
+    async def slow_write(batch: Batch) -> None:  # the database is slow to commit this batch
+        writing.set()
+        await release.wait()
+        await write(batch)
+
+    buffer._write = slow_write
+    match_id = await store.open_match("connect4", ("alpha", "beta"), 1000, 0)
+    flushing = asyncio.create_task(store.flush())
+    await writing.wait()
+    assert buffer.pending().matches == 0  # taken from the queue: on its way
+    listing = asyncio.create_task(store.list_matches(status="live"))
+    await asyncio.sleep(0.2)  # room for a listing that does not wait to read the database
+    release.set()
+    await flushing
+    assert [m.id for m in await listing] == [match_id]

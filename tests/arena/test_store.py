@@ -33,7 +33,6 @@ from arena.store import (
     Store,
 )
 from arena.store.models import Move
-from arena.store.movebuffer import Batch
 from arena.store.searches import STORED_MOVES, STORED_TEXT_BYTES, search_text
 from arena.store.tokens import random_text
 from protocol.games import Fault, Termination
@@ -600,28 +599,3 @@ async def test_sqlite_memory_database_is_refused() -> None:
     with pytest.raises(DatabaseOpenError, match="not memory"):
         await Store.open("sqlite+aiosqlite:///:memory:")
 
-
-async def test_a_match_whose_row_is_on_its_way_to_the_database_is_listed(store: Store) -> None:
-    """The flusher has taken the batch with the new match's row but not committed it: a
-    listing waits for that batch rather than missing a match that has started."""
-    await store.add_bot("alpha")
-    await store.add_bot("beta")
-    buffer = store._buffer
-    release, writing = asyncio.Event(), asyncio.Event()
-    write = buffer._write
-
-    async def slow_write(batch: Batch) -> None:  # the database is slow to commit this batch
-        writing.set()
-        await release.wait()
-        await write(batch)
-
-    buffer._write = slow_write
-    match_id = await store.open_match(GAME, ("alpha", "beta"), 1000, 0)
-    flushing = asyncio.create_task(store.flush())
-    await writing.wait()
-    assert buffer.pending().matches == 0  # taken from the queue: on its way
-    listing = asyncio.create_task(store.list_matches(status="live"))
-    await asyncio.sleep(0.2)  # room for a listing that does not wait to read the database
-    release.set()
-    await flushing
-    assert [m.id for m in await listing] == [match_id]
