@@ -14,7 +14,7 @@ the event loop keeps serving. It is rebuilt only when
 and, either way, the last fit has rested: a fit that took ``d`` seconds is
 followed by at least ``d·(1/FIT_SHARE − 1)`` seconds without one, so fitting
 takes at most ``FIT_SHARE`` of a core however many bots the board holds (a
-fit of 2,000 bots takes seconds; back to back, it took a core from the
+fit of 2,000 bots takes seconds; back to back, fits would take a core from the
 matches). Pairing and live ratings never wait for a fit (``rating_now``).
 
 ``board(game)`` returns the cached board at once unless a rebuild is due; a
