@@ -57,7 +57,7 @@ from arena.live.viewer import add_viewer_routes
 from arena.metrics import SUMMARY_EVERY_S, ArenaMetrics
 from arena.net.api import ArenaApi
 from arena.net.crowd import Crowd, CrowdLimits
-from arena.net.gateway import SERVER_NAME, Gateway, GatewayLimits
+from arena.net.gateway import PING_SLICES, SERVER_NAME, Gateway, GatewayLimits
 from arena.net.http import Router
 from arena.net.limits import LoginThrottle
 from arena.net.listener import Listener
@@ -587,7 +587,9 @@ class ArenaServer:
             url = config.public_url or default_public_url(config.host, self.port, tls)
             await parts.cluster.start(url)
         self.supervisor.every(
-            config.ping_interval_s, lambda: gateway.ping_all(config.ping_timeout_s), "keepalive"
+            config.ping_interval_s / PING_SLICES,
+            lambda: gateway.keepalive(config.ping_timeout_s),
+            "keepalive",
         )
         self.supervisor.every(REFUSALS_EVERY_S, self.refusals.log_summary, "refusals")
         self.supervisor.every(config.ping_interval_s, gateway.close_idle, "idle-close")

@@ -52,6 +52,7 @@ from arena.net.logins import Logins, Revoker
 from arena.net.presence import Presence, Seats
 from arena.net.refusals import Refusals
 from arena.net.requests import Queries, Requests
+from arena.net.rota import Rota
 from arena.net.websocket import Data, WebSocketConnection
 from arena.play.clock import Clock
 from arena.play.guests import GuestLimits, new_guest_name
@@ -85,6 +86,10 @@ from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "mcts-arena/0.2"
+
+PING_SLICES = 20
+"""The keepalive's turns per ping interval, each pinging a slice of the connections
+(``arena.net.rota``): one turn for all would hold the loop for every ping at once."""
 
 # Errors that say the client speaks the protocol badly; enough of them and it is cut off.
 _ABUSE_CODES = frozenset(
@@ -198,6 +203,7 @@ class Gateway:
         self.logins = Logins(auth)
         """What each bot online logged in with, to close those no longer allowed."""
         self.connections: set[WebSocketConnection] = set()
+        self._keepalive_rota: Rota[WebSocketConnection] = Rota(PING_SLICES)
         self._sessions: dict[WebSocketConnection, _Session] = {}
         self.accepting = True
         """False once shutting down: new hellos are refused."""
@@ -238,6 +244,7 @@ class Gateway:
             self.limits.hello_timeout_s, self._hello_timeout, session
         )
         self.connections.add(conn)
+        self._keepalive_rota.add(conn)
         self._sessions[conn] = session
         conn.on_closed = lambda: self._closed(session)
         conn.deliver_to(session.inbox.put)
@@ -247,9 +254,11 @@ class Gateway:
         """Send ``message`` to ``bot`` (or a guest) if it is online."""
         self.presence.tell(bot, message)
 
-    def ping_all(self, timeout_s: float) -> None:
-        """Ping every connection; close those whose last ping went unanswered too long."""
-        for conn in list(self.connections):
+    def keepalive(self, timeout_s: float) -> None:
+        """One turn of the keepalive (the server runs ``PING_SLICES`` a ping interval): ping
+        the next slice of the connections, closing those whose last ping went unanswered
+        for ``timeout_s``. Every connection is pinged once per interval."""
+        for conn in self._keepalive_rota.turn():
             if conn.oldest_unanswered_ping_s() > timeout_s:
                 conn.send(Error(code=ErrorCode.INTERNAL, message="keepalive ping timeout"))
                 conn.close(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
@@ -290,6 +299,7 @@ class Gateway:
         if session.hello_timer is not None:
             session.hello_timer.cancel()
         self.connections.discard(conn)
+        self._keepalive_rota.discard(conn)
         self._sessions.pop(conn, None)
         self._hub.unwatch(conn)
         log_closed(conn, session.opened_at)
