@@ -103,6 +103,11 @@ class _ServerCollector:
         yield CounterMetricFamily(
             "arena_store_commit_failures", "Group commits that failed.", value=stats.failures
         )
+        yield CounterMetricFamily(
+            "arena_store_reports_dropped",
+            "Moves stored without their search report (too much report text unwritten).",
+            value=stats.reports_dropped,
+        )
         pending = store.pending()
         queue = GaugeMetricFamily(
             "arena_store_write_queue", "Rows waiting for the next group commit.", labels=["kind"]

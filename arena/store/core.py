@@ -33,7 +33,14 @@ from arena.store.engine import BEGIN_OPTION, is_sqlite
 from arena.store.health import HealthListener, HealthMonitor, Pending, StoreHealth
 from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_batch
 from arena.store.lease import Lease
-from arena.store.movebuffer import DEFAULT_MAX_PENDING, Batch, CommitStats, Finish, MoveBuffer
+from arena.store.movebuffer import (
+    DEFAULT_MAX_ANALYSIS_BYTES,
+    DEFAULT_MAX_PENDING,
+    Batch,
+    CommitStats,
+    Finish,
+    MoveBuffer,
+)
 from arena.store.opening import mask_url
 from arena.store.records import Arrival, RatingChange
 from arena.store.writer_process import WriterProcess
@@ -55,6 +62,7 @@ class StoreCore:
         flush_batch: int = 512,
         finish_delay: float = 0.02,
         max_pending_moves: int = DEFAULT_MAX_PENDING,
+        max_pending_analysis_bytes: int = DEFAULT_MAX_ANALYSIS_BYTES,
         journal_reserve_bytes: int = DEFAULT_RESERVE_BYTES,
         writer: WriterProcess | None = None,
     ) -> None:
@@ -80,6 +88,7 @@ class StoreCore:
             batch_size=flush_batch,
             finish_delay=finish_delay,
             max_pending=max_pending_moves,
+            max_analysis_bytes=max_pending_analysis_bytes,
         )
         self._monitor: HealthMonitor = self._buffer.monitor
         self._lease: Lease | None = None

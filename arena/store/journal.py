@@ -52,18 +52,25 @@ from arena.errors import RecoveryJournalError
 from arena.ratings import RatingModel
 from arena.store.batch_sql import BatchSql, PlainBatch
 from arena.store.health import Pending, describe_failure
-from arena.store.movebuffer import DEFAULT_MAX_PENDING
+from arena.store.movebuffer import DEFAULT_MAX_ANALYSIS_BYTES, DEFAULT_MAX_PENDING
 
 log = logging.getLogger("arena.store")
 
 VERSION = 1
-JOURNAL_MOVE_BYTES = 2048
-"""Journal bytes per pending move, rounded up: a move row alone is some 45 bytes; with the
-report of a built-in MCTS (candidates and tree, ~1.5 KB of JSON, its quotes escaped in
-the row) 1,827 (docs/operations.md, "A full disk at shutdown")."""
+JOURNAL_ROW_BYTES = 128
+"""Journal bytes per pending move without its report, rounded up (a row is some 45 bytes;
+the largest numbers the store accepts make it about 70)."""
 
-DEFAULT_RESERVE_BYTES = DEFAULT_MAX_PENDING * JOURNAL_MOVE_BYTES
-"""Room kept for the journal: the default pending-moves cap, every move with an analysis."""
+JOURNAL_ANALYSIS_FACTOR = 2
+"""Journal bytes per character of report text: the text is a JSON string in the row, and
+escaping at most doubles it (a report is ASCII JSON; only quotes and backslashes grow)."""
+
+DEFAULT_RESERVE_BYTES = (
+    DEFAULT_MAX_PENDING * JOURNAL_ROW_BYTES + JOURNAL_ANALYSIS_FACTOR * DEFAULT_MAX_ANALYSIS_BYTES
+)
+"""Room kept for the journal: the most moves the store holds unwritten, and the most report
+text they can carry (``DEFAULT_MAX_ANALYSIS_BYTES``): 140.2 MiB
+(docs/operations.md, "A full disk at shutdown")."""
 
 _DATETIMES = ("started_at", "ended_at")
 

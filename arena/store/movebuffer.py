@@ -21,7 +21,12 @@ The ``HealthMonitor`` hears of every failure and success.
 
 Memory stays bounded because the store opens no new match while it is
 degraded or ``full`` (``max_pending`` moves wait): only the live matches add
-moves, and each has a bounded number. Whatever is still pending when the
+moves, and each has a bounded number. The moves' search reports are bounded
+too: while ``max_analysis_bytes`` of report text wait unwritten (pending or
+in a batch on its way), a further move is kept without its report, which
+is logged once when it starts and once, with the count, when a commit
+makes room again. So the recovery journal's reserve can hold everything
+pending (``arena.store.journal``). Whatever is still pending when the
 flusher stops is handed to the caller of ``stop`` (the store journals it).
 
 ``lock`` is held while a batch is written, and must be held by anyone who
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -42,6 +48,8 @@ from typing import Any
 from arena.histogram import COMMIT_BUCKETS_S, LatencyHistogram
 from arena.store.batch_sql import MoveRow, PlainBatch
 from arena.store.health import WRITES, HealthMonitor, Pending
+
+log = logging.getLogger("arena.store")
 
 MatchRow = dict[str, Any]
 """One pending new match as the column values of a ``matches`` row."""
@@ -89,6 +97,8 @@ class CommitStats:
     failures: int = 0
     largest: int = 0
     """The most moves one commit wrote."""
+    reports_dropped: int = 0
+    """Moves kept without their search report: too much report text waited unwritten."""
     recent_s: deque[float] = field(default_factory=lambda: deque(maxlen=4096))
     """How long the latest commits took, in seconds, oldest first."""
     seconds: LatencyHistogram = field(default_factory=lambda: LatencyHistogram(COMMIT_BUCKETS_S))
@@ -112,6 +122,11 @@ DEFAULT_MAX_PENDING = 100_000
 """Pending moves past which the store opens no new match: about 15 MB of rows, and at
 some 45 bytes a move in the recovery journal, under its default reservation."""
 
+DEFAULT_MAX_ANALYSIS_BYTES = 64 * 1024 * 1024
+"""Search-report text (characters of JSON) that may wait unwritten; moves past it are kept
+without their report. At the bench's 1.5 KB report, some 44,000 analysed moves: at 5,000
+moves a second, about 9 s of a database that does not answer."""
+
 Writer = Callable[[Batch], Awaitable[None]]
 """Writes a batch. It settles every ``Finish`` future itself; raising means nothing was
 written (or nothing for certain: a retry of a batch that did commit changes nothing)."""
@@ -128,6 +143,7 @@ class MoveBuffer:
         batch_size: int = 512,
         finish_delay: float = 0.02,
         max_pending: int = DEFAULT_MAX_PENDING,
+        max_analysis_bytes: int = DEFAULT_MAX_ANALYSIS_BYTES,
         backoff_cap_s: float = BACKOFF_CAP_S,
         monitor: HealthMonitor | None = None,
     ) -> None:
@@ -136,6 +152,11 @@ class MoveBuffer:
         self.batch_size = batch_size
         self.finish_delay = finish_delay
         self.max_pending = max_pending
+        self.max_analysis_bytes = max_analysis_bytes
+        self.analysis_bytes = 0
+        """Report text not yet committed: pending, and in the batch being written."""
+        self._dropped_since = 0
+        """Of those, the ones since the last commit that made room (for the log)."""
         self.backoff_cap_s = backoff_cap_s
         self.monitor = monitor if monitor is not None else HealthMonitor(self.pending)
         self.lock = asyncio.Lock()
@@ -175,7 +196,17 @@ class MoveBuffer:
         return match_id in self._pending.matches
 
     def add(self, match_id: str, row: MoveRow) -> None:
-        """Queue one move of ``match_id``; wakes the flusher once a full batch is pending."""
+        """Queue one move of ``match_id``; wakes the flusher once a full batch is pending.
+
+        Its report is dropped if it would take the report text waiting past
+        ``max_analysis_bytes``."""
+        text = row[6]  # the report as stored (``MoveRow``)
+        if text is not None:
+            if self.analysis_bytes + len(text) > self.max_analysis_bytes:
+                row = (row[0], row[1], row[2], row[3], row[4], row[5], None)
+                self._dropped(match_id)
+            else:
+                self.analysis_bytes += len(text)
         self._pending.moves.setdefault(match_id, []).append(row)
         self._count += 1
         if self._count >= self.batch_size:
@@ -208,11 +239,33 @@ class MoveBuffer:
         batch, self._pending, self._count = self._pending, Batch(), 0
         return batch
 
+    def _dropped(self, match_id: str) -> None:
+        self.stats.reports_dropped += 1
+        self._dropped_since += 1
+        if self._dropped_since == 1:
+            log.warning(
+                "search reports of %d bytes wait unwritten (the cap): moves are stored without"
+                " their report until a commit makes room (first: match %s)",
+                self.analysis_bytes,
+                match_id,
+            )
+
+    def _made_room(self, written: int) -> None:
+        self.analysis_bytes -= written
+        if self._dropped_since:
+            log.warning(
+                "search reports are stored again; %d moves were stored without theirs",
+                self._dropped_since,
+            )
+            self._dropped_since = 0
+
     async def flush(self) -> None:
         """Write everything pending now; on failure all of it stays pending, and the error rises."""
         async with self.lock:
             if not self._pending:
                 return
+            # The batch's reports count against the cap until they are committed.
+            in_flight = self.analysis_bytes
             batch = self._writing = self.take()
             started = time.perf_counter()
             try:
@@ -226,6 +279,7 @@ class MoveBuffer:
             finally:
                 self._writing = None
             self.stats.record(batch, time.perf_counter() - started)
+            self._made_room(in_flight)
             if self.monitor.health.ok:
                 self.monitor.succeeded(WRITES)  # the usual case: nothing to count
             else:
@@ -254,6 +308,7 @@ class MoveBuffer:
             async with asyncio.timeout(timeout_s):
                 await self.flush()
         async with self.lock:
+            self.analysis_bytes = 0  # handed over: the caller journals it
             return self.take()
 
     async def _run(self) -> None:

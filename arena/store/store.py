@@ -73,7 +73,7 @@ from arena.store.journal import (
     replay,
 )
 from arena.store.models import Bot, Rating
-from arena.store.movebuffer import DEFAULT_MAX_PENDING, Finish
+from arena.store.movebuffer import DEFAULT_MAX_ANALYSIS_BYTES, DEFAULT_MAX_PENDING, Finish
 from arena.store.opening import mask_url, open_database
 from arena.store.pair_history import PairHistoryStore
 from arena.store.placement import Directory
@@ -132,6 +132,7 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         flush_batch: int = 512,
         writer_process: bool = False,
         max_pending_moves: int = DEFAULT_MAX_PENDING,
+        max_pending_analysis_bytes: int = DEFAULT_MAX_ANALYSIS_BYTES,
         journal_path: str | Path | None = None,
         journal_fallback_path: str | Path | None = None,
         journal_reserve_bytes: int = DEFAULT_RESERVE_BYTES,
@@ -177,6 +178,7 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
             flush_interval=flush_interval,
             flush_batch=flush_batch,
             max_pending_moves=max_pending_moves,
+            max_pending_analysis_bytes=max_pending_analysis_bytes,
             journal_reserve_bytes=journal_reserve_bytes,
             writer=writer,
         )

@@ -7,6 +7,7 @@ tested through the store (test_group_commit, test_writer_process).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from typing import Any
 
@@ -49,7 +50,7 @@ async def test_a_match_end_in_a_failed_batch_is_written_by_the_next_one() -> Non
     buffer.start()
     try:
         for ply in range(3):
-            buffer.add("m1", (ply, ply % 2, 3, 1, 0, 0.0))
+            buffer.add("m1", (ply, ply % 2, 3, 1, 0, 0.0, None))
         end = finish("m1")
         buffer.add_finish(end)
         assert await asyncio.wait_for(end.done, 5) == []
@@ -69,7 +70,7 @@ async def test_an_end_waits_through_every_failure_with_a_capped_backoff() -> Non
     buffer.monitor.subscribe(lambda health: states.append(health.state))
     buffer.start()
     try:
-        buffer.add("m1", (0, 0, 3, 1, 0, 0.0))
+        buffer.add("m1", (0, 0, 3, 1, 0, 0.0, None))
         end = finish("m1")
         buffer.add_finish(end)
         assert await asyncio.wait_for(end.done, 5) == []
@@ -91,7 +92,7 @@ async def test_stop_hands_back_what_could_not_be_written_with_its_ends_unsettled
     buffer.start()
     buffer.add_match({"id": "m1"})
     for ply in range(3):
-        buffer.add("m1", (ply, ply % 2, 3, 1, 0, 0.0))
+        buffer.add("m1", (ply, ply % 2, 3, 1, 0, 0.0, None))
     end = finish("m1")
     buffer.add_finish(end)
     left = await buffer.stop(0.5)
@@ -99,3 +100,32 @@ async def test_stop_hands_back_what_could_not_be_written_with_its_ends_unsettled
     assert [row[0] for row in left.moves["m1"]] == [0, 1, 2]
     assert left.finishes == [end] and not end.done.done()
     assert len(buffer) == 0 and not buffer.pending().ends
+
+
+async def test_reports_past_the_cap_are_dropped_until_a_commit_makes_room(
+    caplog: Any,
+) -> None:
+    """The moves are all kept; only reports that would take the unwritten report text past
+    ``max_analysis_bytes`` are left out, and the cap counts a batch until it commits."""
+    report = '{"simulations":100}'  # 19 characters
+    writer = ScriptedWriter(failures=1)
+    buffer = MoveBuffer(writer, interval=60.0, max_analysis_bytes=3 * len(report))
+    for ply in range(5):
+        buffer.add("m1", (ply, ply % 2, 3, 1, 0, 0.0, report))
+    assert [row[6] for row in buffer.peek("m1")] == [report] * 3 + [None] * 2
+    assert (buffer.analysis_bytes, buffer.stats.reports_dropped) == (3 * len(report), 2)
+    assert "moves are stored without their report" in caplog.text
+
+    # A failed write keeps its batch, and its reports still count.
+    with contextlib.suppress(StoreError):
+        await buffer.flush()
+    buffer.add("m1", (5, 1, 3, 1, 0, 0.0, report))
+    assert buffer.stats.reports_dropped == 3
+    # The retry commits: room again, and the log says how many went without.
+    await buffer.flush()
+    assert writer.batches[1][1] == {"m1": [0, 1, 2, 3, 4, 5]}
+    assert buffer.analysis_bytes == 0
+    assert "3 moves were stored without theirs" in caplog.text
+    buffer.add("m1", (6, 0, 3, 1, 0, 0.0, report))
+    assert [row[6] for row in buffer.peek("m1")] == [report]
+    assert buffer.analysis_bytes == len(report)

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from arena.store.batch_sql import PlainBatch
-from arena.store.journal import RecoveryJournal, decode, encode_session
+from arena.store.journal import (
+    DEFAULT_RESERVE_BYTES,
+    JOURNAL_ANALYSIS_FACTOR,
+    JOURNAL_ROW_BYTES,
+    RecoveryJournal,
+    decode,
+    encode_session,
+)
+from arena.store.movebuffer import DEFAULT_MAX_ANALYSIS_BYTES, DEFAULT_MAX_PENDING
 from protocol.games import Termination
 
 AT = datetime(2026, 12, 1, 10, 30, 15, 123456, tzinfo=UTC)
@@ -85,3 +93,23 @@ def test_a_bad_line_is_named(journal: RecoveryJournal) -> None:
     journal.path.write_bytes(good + b'{"end": "m1"}\n')
     with pytest.raises(ValueError, match=f"{journal.path}: line 5: "):
         journal.load()
+
+
+def test_the_reserve_holds_the_largest_backlog_the_store_keeps() -> None:
+    """Rows with the largest numbers the store takes and reports full of quotes: the journal
+    needs at most ``JOURNAL_ROW_BYTES`` a move plus ``JOURNAL_ANALYSIS_FACTOR`` bytes per
+    character of report, the sum the default reserve is made of."""
+    stat = '{"move":63,"visits":4294967295,"value":-0.123456789012}'
+    report = '{"simulations":4294967295,"moves":[' + ",".join([stat] * 16) + "]}"
+    moves, text_chars = [], 0
+    for ply in range(2_000):
+        text = report if ply % 2 else None
+        text_chars += len(text or "")
+        moves.append((10_000 + ply, 1, 63, 172_800_000, 1_000, 1795935688.123456, text))
+    backlog = PlainBatch([], [(f"m{k}", moves[k::20]) for k in range(20)], [])
+    size = len(encode_session(backlog, "sqlite+aiosqlite:///arena.db", None))
+    assert size <= len(moves) * JOURNAL_ROW_BYTES + JOURNAL_ANALYSIS_FACTOR * text_chars
+    assert DEFAULT_RESERVE_BYTES == (
+        DEFAULT_MAX_PENDING * JOURNAL_ROW_BYTES
+        + JOURNAL_ANALYSIS_FACTOR * DEFAULT_MAX_ANALYSIS_BYTES
+    )
