@@ -237,8 +237,9 @@ class TournamentTables:
 
     async def collect_claims(self, tournament_id: int, node_id: str) -> ClaimsRead:
         """For the tournament's node ``node_id``: the slots other live nodes play, and the
-        ended matches of the pairs whose other-node claims ended or whose node is gone
-        (those claims are deleted, in the same transaction as the read)."""
+        ended matches of the pairs whose claims ended (played here before this node ran
+        the tournament, or elsewhere) or whose node is gone; those claims are deleted, in
+        the same transaction as the read."""
         async with self._write() as session:
             return await _collect_claims(session, tournament_id, node_id)
 
@@ -601,8 +602,10 @@ async def _collect_claims(session: AsyncSession, tournament_id: int, node_id: st
             TournamentClaim.game,
             TournamentClaim.node_id,
             TournamentClaim.ended,
-        ).where(TournamentClaim.tournament_id == tournament_id, TournamentClaim.node_id != node_id)
+        ).where(TournamentClaim.tournament_id == tournament_id)
     ):
+        if owner == node_id and not ended:
+            continue  # this node's own game under way: it counts it as it ends
         if not ended and owner in alive:
             elsewhere.append((pair, game))
         else:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cluster_process import Node, query
+from cluster_process import Node, query, wait_for_rows
 from serve_process import add_bots, arena
 from test_store_postgres import pg_url, reset  # noqa: F401  (pg_url is a fixture)
 
@@ -131,4 +131,32 @@ async def test_workers_on_both_nodes_share_the_games_within_the_concurrency(
             assert set(hosts) == {"a", "b"}, hosts
             assert 1 <= most <= 3
             assert await b.stop() == 0
+        assert await a.stop() == 0
+
+
+async def test_a_killed_node_s_games_are_aborted_and_played_again_elsewhere(
+    db: str, tmp_path: Path
+) -> None:
+    tokens = add_bots(db, tmp_path / "tokens", "alice", "bob")
+    # Paced moves keep games live long enough to kill b in the middle of one.
+    async with Node(tmp_path, db, "a", "--pace-ms", "100") as a:
+        tournament_id = await create_on(a, db, games_per_pair=6, concurrency=2)
+        b = await Node(tmp_path, db, "b", "--pace-ms", "100").start()
+        procs = await workers(f"{b.url},{a.url}", tokens, count=2)  # b first, a to fail over to
+        try:
+            live = "SELECT id FROM matches WHERE node_id = 'b' AND status = 'live'"
+            killed = {row["id"] for row in await wait_for_rows(db, live)}
+            await b.kill()
+            await wait_finished(db, tournament_id, a)
+        finally:
+            await stop_processes(*procs)
+        hosts = await check_counted_once(db, tournament_id, games=6)
+        assert "a" in hosts  # the games left (the killed ones among them) were played on a
+        aborted = await query(
+            db, "SELECT id, fault FROM matches WHERE tournament_id = $1 AND status = 'aborted'",
+            tournament_id,
+        )  # fmt: skip
+        assert killed <= {row["id"] for row in aborted}
+        assert {row["fault"] for row in aborted} == {"infrastructure"}
+        assert "finished: 6 games" in a.log()
         assert await a.stop() == 0
