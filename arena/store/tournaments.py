@@ -521,12 +521,16 @@ async def _moves_of(session: AsyncSession, match_ids: Sequence[str]) -> dict[str
 
 async def _lock_tournament(session: AsyncSession, tournament_id: int) -> tuple[str, int] | None:
     """The tournament's status and concurrency, its row locked until the commit (PostgreSQL;
-    a SQLite write transaction holds the whole database already)."""
+    a SQLite write transaction holds the whole database already).
+
+    ``FOR NO KEY UPDATE``: it keeps claims and status changes one at a time without
+    holding up the inserts of the tournament's matches rows (their foreign key).
+    """
     row = (
         await session.execute(
             select(Tournament.status, Tournament.concurrency)
             .where(Tournament.id == tournament_id)
-            .with_for_update()
+            .with_for_update(key_share=True)
         )
     ).first()
     return None if row is None else (row[0], row[1])
