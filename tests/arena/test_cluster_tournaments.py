@@ -28,12 +28,12 @@ def db(pg_url: str) -> str:  # noqa: F811  (the imported fixture)
     return pg_url
 
 
-async def create_on(node: Node, db: str, games_per_pair: int, concurrency: int) -> int:
-    """Create a round robin of alice and bob through ``node``'s API (it runs it); its id."""
+async def create_on(node: Node, db: str, *settings: str) -> int:
+    """Create a tournament of alice and bob with ``settings`` through ``node``'s API (it
+    runs it); its id."""
     created = await asyncio.to_thread(
-        arena, "tournament", "create", "--db", db, "--game", GAME, "--format", "round-robin",
-        "--bots", "alice,bob", "--games-per-pair", str(games_per_pair),
-        "--concurrency", str(concurrency), "--move-ms", "5000", "--openings", "none",
+        arena, "tournament", "create", "--db", db, "--game", GAME, "--bots", "alice,bob",
+        "--move-ms", "5000", "--openings", "none", *settings,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
     assert f"on the server at http://127.0.0.1:{node.port}" in created.stdout, created.stdout
@@ -90,7 +90,7 @@ async def test_games_are_played_on_the_node_the_workers_are_connected_to(
 ) -> None:
     tokens = add_bots(db, tmp_path / "tokens", "alice", "bob")
     async with Node(tmp_path, db, "a") as a:
-        tournament_id = await create_on(a, db, games_per_pair=8, concurrency=2)
+        tournament_id = await create_on(a, db, "--games-per-pair", "8", "--concurrency", "2")
         async with Node(tmp_path, db, "b") as b:
             procs = await workers(b.url, tokens, count=2)  # connected to b only
             try:
@@ -113,7 +113,7 @@ async def test_workers_on_both_nodes_share_the_games_within_the_concurrency(
     tokens = add_bots(db, tmp_path / "tokens", "alice", "bob")
     # Paced moves make games last a while, so both nodes play some of them.
     async with Node(tmp_path, db, "a", "--pace-ms", "60") as a:
-        tournament_id = await create_on(a, db, games_per_pair=16, concurrency=3)
+        tournament_id = await create_on(a, db, "--games-per-pair", "16", "--concurrency", "3")
         async with Node(tmp_path, db, "b", "--pace-ms", "60") as b:
             procs = [*await workers(a.url, tokens, count=2), *await workers(b.url, tokens, count=2)]
             try:
@@ -140,7 +140,7 @@ async def test_a_killed_node_s_games_are_aborted_and_played_again_elsewhere(
     tokens = add_bots(db, tmp_path / "tokens", "alice", "bob")
     # Paced moves keep games live long enough to kill b in the middle of one.
     async with Node(tmp_path, db, "a", "--pace-ms", "100") as a:
-        tournament_id = await create_on(a, db, games_per_pair=6, concurrency=2)
+        tournament_id = await create_on(a, db, "--games-per-pair", "6", "--concurrency", "2")
         b = await Node(tmp_path, db, "b", "--pace-ms", "100").start()
         procs = await workers(f"{b.url},{a.url}", tokens, count=2)  # b first, a to fail over to
         try:
@@ -159,4 +159,29 @@ async def test_a_killed_node_s_games_are_aborted_and_played_again_elsewhere(
         assert killed <= {row["id"] for row in aborted}
         assert {row["fault"] for row in aborted} == {"infrastructure"}
         assert "finished: 6 games" in a.log()
+        assert await a.stop() == 0
+
+
+async def test_an_sprt_played_on_another_node_is_judged_and_finished_once(
+    db: str, tmp_path: Path
+) -> None:
+    tokens = add_bots(db, tmp_path / "tokens", "alice", "bob")
+    async with Node(tmp_path, db, "a") as a:
+        sprt = ("--format", "sprt", "--elo0", "0", "--elo1", "5", "--max-games", "8")
+        tournament_id = await create_on(a, db, *sprt, "--concurrency", "2")
+        async with Node(tmp_path, db, "b") as b:
+            procs = await workers(b.url, tokens, count=2)
+            try:
+                await wait_finished(db, tournament_id, a, b)
+            finally:
+                await stop_processes(*procs)
+            hosts = await check_counted_once(db, tournament_id, games=8)
+            assert set(hosts) == {"b"}
+            row = await query(
+                db, "SELECT verdict, verdict_games FROM tournaments WHERE id = $1", tournament_id
+            )
+            assert (row[0]["verdict"], row[0]["verdict_games"]) == ("max-games", 8)
+            finished = f"tournament {tournament_id} finished"
+            assert a.log().count(finished) == 1 and finished not in b.log()
+            assert await b.stop() == 0
         assert await a.stop() == 0
