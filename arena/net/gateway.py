@@ -575,7 +575,9 @@ class Gateway:
     def _register_bot(self, conn: WebSocketConnection, hello: Hello) -> list[WebSocketConnection]:
         """Put ``conn`` online; close and return the connections it replaces."""
         assert hello.name is not None
-        replaced = self.presence.join(hello.name, conn, hello.max_matches, hello.worker)
+        replaced = self.presence.join(
+            hello.name, conn, hello.max_matches, hello.worker, hello.worker_id
+        )
         for previous in replaced:
             previous.send(
                 Error(code=ErrorCode.REPLACED, message="a newer connection took over this bot")

@@ -18,6 +18,12 @@ and tournaments count every seat. Which worker plays a new match
 offered to it) and still has a seat free, else the one with the most seats
 free. A challenge to a worker-served bot goes to the worker with the most
 room (``Seats.tell``).
+
+A worker names itself (hello ``worker_id``) the same on every connection it
+opens, so a worker that reconnects while the server still holds its old
+connection (half-open: the network dropped it without a close) replaces
+that connection, as a plain bot's second login replaces its first: its
+seats are counted once, and its matches move to the new connection.
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ class Presence:
         holds the newest)."""
         self.seats: dict[WebSocketConnection, int] = {}
         """Each worker connection's own ``max_matches``."""
+        self.worker_ids: dict[WebSocketConnection, str] = {}
+        """Each worker connection's ``worker_id``, for those that gave one."""
         self._wants: dict[str, deque[WebSocketConnection]] = {}
         """The workers of a bot that asked for a match (a seek, a challenge offered to
         it), oldest first: the next match of the bot goes to the first with a seat free."""
@@ -73,18 +81,29 @@ class Presence:
         return bot in self.bots
 
     def join(
-        self, bot: str, conn: WebSocketConnection, max_matches: int, worker: bool
+        self,
+        bot: str,
+        conn: WebSocketConnection,
+        max_matches: int,
+        worker: bool,
+        worker_id: str | None = None,
     ) -> list[WebSocketConnection]:
         """``conn`` logged in as ``bot``; returns the connections it replaces.
 
-        A worker joins the bot's other workers and replaces a plain connection;
-        a plain connection replaces every connection of the bot.
+        A worker joins the bot's other workers and replaces a plain connection
+        and its own older connection (the same ``worker_id``); a plain
+        connection replaces every connection of the bot.
         """
         previous = self.bots.get(bot)
         workers = self.workers.get(bot, [])
         replaced = [previous] if previous is not None and previous not in workers else []
         if worker:
             workers = self.workers.setdefault(bot, workers)
+            if worker_id is not None:
+                for old in [w for w in workers if self.worker_ids.get(w) == worker_id]:
+                    self._drop_worker(bot, old)
+                    replaced.append(old)
+                self.worker_ids[conn] = worker_id
             workers.append(conn)
             self.seats[conn] = max_matches
             self._wants.setdefault(bot, deque(maxlen=WANTS_KEPT))
@@ -100,8 +119,7 @@ class Presence:
         """``conn`` of ``bot`` closed; True when that leaves ``bot`` offline."""
         workers = self.workers.get(bot)
         if workers is not None and conn in workers:
-            workers.remove(conn)
-            del self.seats[conn]
+            self._drop_worker(bot, conn)
             if workers:
                 self.bots[bot] = workers[-1]
                 self.max_matches[bot] = sum(self.seats[w] for w in workers)
@@ -113,9 +131,16 @@ class Presence:
         self.max_matches.pop(bot, None)
         return True
 
+    def _drop_worker(self, bot: str, conn: WebSocketConnection) -> None:
+        """Take worker ``conn`` out of ``bot``'s workers (the bot may be left without any)."""
+        self.workers[bot].remove(conn)
+        del self.seats[conn]
+        self.worker_ids.pop(conn, None)
+
     def _forget_workers(self, bot: str) -> None:
         for conn in self.workers.pop(bot, ()):
             self.seats.pop(conn, None)
+            self.worker_ids.pop(conn, None)
         self._wants.pop(bot, None)
 
     def connections_of(self, bot: str) -> list[WebSocketConnection]:

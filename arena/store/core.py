@@ -188,6 +188,11 @@ class StoreCore:
         """The node this store claimed the database as, if any."""
         return self._lease.node_id if self._lease is not None else None
 
+    @property
+    def shared(self) -> bool:
+        """This store is one node of several sharing the database (``allow_multi_node``)."""
+        return self._lease is not None and self._lease.shared
+
     async def abort_orphans(self) -> int:
         """End, as aborted (infrastructure fault, unrated), every live match whose node is gone.
 

@@ -36,12 +36,15 @@ class Lease:
         write: SessionFactory,
         monitor: HealthMonitor,
         *,
+        shared: bool = False,
         lease_s: float,
         heartbeat_s: float,
     ) -> None:
         if not 0 < heartbeat_s < lease_s:
             raise ValueError("the heartbeat must come more often than the lease expires")
         self.node_id = node_id
+        self.shared = shared
+        """The database is shared with other nodes (``allow_multi_node`` on PostgreSQL)."""
         self.lease_s = lease_s
         self.heartbeat_s = heartbeat_s
         self._write = write
@@ -127,7 +130,9 @@ async def claim(
     if sqlite and allow_multi_node:
         log.warning("allow_multi_node is ignored: a SQLite database has one server")
     exclusive = sqlite or not allow_multi_node
-    lease = Lease(node_id, write, monitor, lease_s=lease_s, heartbeat_s=heartbeat_s)
+    lease = Lease(
+        node_id, write, monitor, shared=not exclusive, lease_s=lease_s, heartbeat_s=heartbeat_s
+    )
     held_before = nodes.is_held(node_id)
     try:
         async with write() as session:

@@ -276,6 +276,27 @@ class TournamentPair(Base):
     opening: Mapped[int] = mapped_column(Integer)
 
 
+class TournamentClaim(Base):
+    """A tournament game slot a node of a multi-node arena plays now (or just played).
+
+    A node inserts one before it offers the slot to the bots, so no other node
+    starts it, and marks it ``ended`` once the match's result is committed: the
+    node running the tournament then counts that pair's matches and deletes
+    the claim. A claim of a node that is gone counts as ended. Single-node
+    arenas never write one.
+    """
+
+    __tablename__ = "tournament_claims"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), index=True)
+    pair: Mapped[int] = mapped_column(Integer)
+    game: Mapped[int] = mapped_column(Integer)
+    node_id: Mapped[str] = mapped_column(String(128))
+    ended: Mapped[bool] = mapped_column(Boolean, default=False)
+    claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class MoveAnalysis(Base):
     """The solved value of one stored Connect Four move, written by ``arena analyse``.
 

@@ -12,6 +12,17 @@ these rows into a ``TournamentState``.
 ``TournamentTables`` (``Store.tournaments``) is the only way in: one method per
 unit of work, each in a transaction of its own, so the tournament domain never
 holds a session. The functions below it are the SQL those methods run.
+
+On a database shared by several nodes (``Store.shared``), every node plays a
+running tournament's games for the bots connected to it, and
+``tournament_claims`` is how they agree: a node claims a game slot
+(``claim_slot``) before it offers the game, in a transaction that holds the
+tournament's row locked, so that a slot is played by one node at a time, a
+slot with a finished match is never claimed again, and the live claims never
+exceed the tournament's concurrency. The node running the tournament reads
+what the other nodes' ended claims (and the claims of nodes that are gone)
+leave to count (``collect_claims``) and finishes the tournament only when no
+other node holds a live claim (``finish``).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, func, insert, or_, select, update
+from sqlalchemy import CursorResult, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena.errors import TournamentError
@@ -32,6 +43,7 @@ from arena.store.models import (
     Move,
     Node,
     Tournament,
+    TournamentClaim,
     TournamentOpening,
     TournamentPair,
     TournamentParticipant,
@@ -88,6 +100,16 @@ class StoredTournament:
     """(number, seat a, seat b, opening) by number."""
     matches: list[EndedGame]
     """In the order they ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimsRead:
+    """What the node running a tournament learns from the other nodes' claims."""
+
+    elsewhere: list[tuple[int, int]]
+    """(pair, game) of the slots other live nodes are playing."""
+    ended: list[EndedGame]
+    """The ended matches of the pairs whose claims ended (or whose node is gone)."""
 
 
 Sessions = Callable[[], AbstractAsyncContextManager[AsyncSession]]
@@ -179,6 +201,59 @@ class TournamentTables:
         """Set the tournament's status and any other columns given (``ended_at=...``)."""
         async with self._write() as session:
             await _set_status(session, tournament_id, status, **values)
+
+    async def claim_slot(
+        self, tournament_id: int, pair: int, game: int, first_seat: int, node_id: str
+    ) -> int | None:
+        """Claim game ``game`` of pair ``pair`` (``first_seat`` moves first) for ``node_id``;
+        the claim's id, or None when the tournament is not running, another live node plays
+        the slot, a finished match fills it, or the live claims reach its concurrency."""
+        async with self._write() as session:
+            return await _claim_slot(session, tournament_id, pair, game, first_seat, node_id)
+
+    async def release_slot(self, claim_id: int, *, ended: bool) -> None:
+        """The claimed game ended (``ended``: left for the tournament's node to count), or
+        was never played (the claim is deleted)."""
+        async with self._write() as session:
+            if ended:
+                await session.execute(
+                    update(TournamentClaim)
+                    .where(TournamentClaim.id == claim_id)
+                    .values(ended=True)
+                    .execution_options(synchronize_session=False)
+                )
+            else:
+                await session.execute(delete(TournamentClaim).where(TournamentClaim.id == claim_id))
+
+    async def end_claims(self, node_id: str) -> None:
+        """Mark every claim of ``node_id`` ended: a node starting again plays none of them."""
+        async with self._write() as session:
+            await session.execute(
+                update(TournamentClaim)
+                .where(TournamentClaim.node_id == node_id)
+                .values(ended=True)
+                .execution_options(synchronize_session=False)
+            )
+
+    async def collect_claims(self, tournament_id: int, node_id: str) -> ClaimsRead:
+        """For the tournament's node ``node_id``: the slots other live nodes play, and the
+        ended matches of the pairs whose claims ended (played here before this node ran
+        the tournament, or elsewhere) or whose node is gone; those claims are deleted, in
+        the same transaction as the read."""
+        async with self._write() as session:
+            return await _collect_claims(session, tournament_id, node_id)
+
+    async def finish(self, tournament_id: int, node_id: str, **values: Any) -> bool:
+        """Mark the running tournament finished (with ``values``) unless a node other than
+        ``node_id`` holds a live claim on it; whether it did."""
+        async with self._write() as session:
+            row = await _lock_tournament(session, tournament_id)
+            if row is None or row[0] != "running":
+                return False
+            if await _live_claims(session, tournament_id, other_than=node_id):
+                return False
+            await _set_status(session, tournament_id, "finished", **values)
+            return True
 
     async def moves(self, match_ids: Sequence[str]) -> dict[str, list[int]]:
         """The moves of each of ``match_ids`` that has any, in ply order."""
@@ -274,29 +349,35 @@ async def _load_tournament(session: AsyncSession, tournament_id: int) -> StoredT
             .order_by(TournamentPair.number)
         )
     ]
+    matches = await _load_ended(session, tournament_id)
+    return StoredTournament(row, seats, openings, pairs, matches)
+
+
+async def _load_ended(
+    session: AsyncSession, tournament_id: int, pairs: Sequence[int] | None = None
+) -> list[EndedGame]:
+    """The tournament's ended matches (of ``pairs`` only, if given), in the order they ended."""
+    query = select(
+        Match.id,
+        Match.tournament_pair,
+        Match.player0_id,
+        Match.status,
+        Match.winner,
+        Match.termination,
+        Match.fault,
+        Match.ended_at,
+    ).where(Match.tournament_id == tournament_id, Match.status != "live")
+    if pairs is not None:
+        query = query.where(Match.tournament_pair.in_(pairs))
     # An ended match always has its end time (``ended_at`` is nullable for live ones).
-    matches = [
+    return [
         EndedGame(
             match_id, pair, player0, status, winner, termination, fault, utc(cast(Any, ended_at))
         )
         for match_id, pair, player0, status, winner, termination, fault, ended_at in (
-            await session.execute(
-                select(
-                    Match.id,
-                    Match.tournament_pair,
-                    Match.player0_id,
-                    Match.status,
-                    Match.winner,
-                    Match.termination,
-                    Match.fault,
-                    Match.ended_at,
-                )
-                .where(Match.tournament_id == tournament_id, Match.status != "live")
-                .order_by(Match.ended_at, Match.id)
-            )
+            await session.execute(query.order_by(Match.ended_at, Match.id))
         )
     ]
-    return StoredTournament(row, seats, openings, pairs, matches)
 
 
 async def _list_tournaments(session: AsyncSession) -> list[dict[str, Any]]:
@@ -436,3 +517,106 @@ async def _moves_of(session: AsyncSession, match_ids: Sequence[str]) -> dict[str
         ):
             moves.setdefault(match_id, []).append(move)
     return moves
+
+
+async def _lock_tournament(session: AsyncSession, tournament_id: int) -> tuple[str, int] | None:
+    """The tournament's status and concurrency, its row locked until the commit (PostgreSQL;
+    a SQLite write transaction holds the whole database already).
+
+    ``FOR NO KEY UPDATE``: it keeps claims and status changes one at a time without
+    holding up the inserts of the tournament's matches rows (their foreign key).
+    """
+    row = (
+        await session.execute(
+            select(Tournament.status, Tournament.concurrency)
+            .where(Tournament.id == tournament_id)
+            .with_for_update(key_share=True)
+        )
+    ).first()
+    return None if row is None else (row[0], row[1])
+
+
+async def _live_claims(
+    session: AsyncSession, tournament_id: int, *, other_than: str | None = None
+) -> list[tuple[int, int]]:
+    """(pair, game) of the tournament's claims not ended whose node is alive."""
+    query = select(TournamentClaim.pair, TournamentClaim.game).where(
+        TournamentClaim.tournament_id == tournament_id,
+        TournamentClaim.ended.is_(False),
+        TournamentClaim.node_id.in_(select(Node.id)),
+    )
+    if other_than is not None:
+        query = query.where(TournamentClaim.node_id != other_than)
+    return [(pair, game) for pair, game in await session.execute(query)]
+
+
+async def _claim_slot(
+    session: AsyncSession, tournament_id: int, pair: int, game: int, first_seat: int, node_id: str
+) -> int | None:
+    """``TournamentTables.claim_slot`` in ``session``."""
+    row = await _lock_tournament(session, tournament_id)
+    if row is None or row[0] != "running":
+        return None
+    live = await _live_claims(session, tournament_id)
+    if len(live) >= row[1] or (pair, game) in live:
+        return None
+    first_bot = (
+        select(TournamentParticipant.bot_id)
+        .where(
+            TournamentParticipant.tournament_id == tournament_id,
+            TournamentParticipant.seat == first_seat,
+        )
+        .scalar_subquery()
+    )
+    finished = await session.scalar(
+        select(Match.id)
+        .where(
+            Match.tournament_id == tournament_id,
+            Match.tournament_pair == pair,
+            Match.player0_id == first_bot,
+            Match.status == "finished",
+        )
+        .limit(1)
+    )
+    if finished is not None:
+        return None
+    claim = TournamentClaim(
+        tournament_id=tournament_id,
+        pair=pair,
+        game=game,
+        node_id=node_id,
+        ended=False,
+        claimed_at=now(),
+    )
+    session.add(claim)
+    await session.flush()
+    return claim.id
+
+
+async def _collect_claims(session: AsyncSession, tournament_id: int, node_id: str) -> ClaimsRead:
+    """``TournamentTables.collect_claims`` in ``session``."""
+    alive = set(await session.scalars(select(Node.id)))
+    elsewhere: list[tuple[int, int]] = []
+    collected: list[int] = []
+    pairs: set[int] = set()
+    for claim_id, pair, game, owner, ended in await session.execute(
+        select(
+            TournamentClaim.id,
+            TournamentClaim.pair,
+            TournamentClaim.game,
+            TournamentClaim.node_id,
+            TournamentClaim.ended,
+        ).where(TournamentClaim.tournament_id == tournament_id)
+    ):
+        if owner == node_id and not ended:
+            continue  # this node's own game under way: it counts it as it ends
+        if not ended and owner in alive:
+            elsewhere.append((pair, game))
+        else:
+            collected.append(claim_id)
+            pairs.add(pair)
+    if not collected:
+        return ClaimsRead(elsewhere, [])
+    ended_games = await _load_ended(session, tournament_id, sorted(pairs))
+    await session.execute(delete(TournamentClaim).where(TournamentClaim.id.in_(collected)))
+    return ClaimsRead(elsewhere, ended_games)

@@ -23,6 +23,20 @@ Nothing here is the only copy: results are the tournament's ``matches``
 rows, committed by the store before anyone is told. A server killed at any
 point restarts with the store's orphan clean-up aborting its live matches
 (infrastructure: replayed) and this scheduler reloading what was counted.
+
+On a database shared by several nodes (``Store.shared``) one node *runs* a
+tournament (claims it: counts, publishes, judges and finishes it), but every
+node plays its games: a node also *helps* each running tournament it does
+not run, for the bots whose workers are connected to it, from a copy of the
+tournament re-read at every refresh. Each game, wherever it is played, first
+claims its slot in the database (``TournamentTables.claim_slot``), which
+keeps a slot to one node at a time, never replays a finished one, and holds
+the tournament's concurrency across all nodes. The running node counts its
+own games as they end and the other nodes' games from the ``matches`` rows
+of the pairs whose claims ended (``collect_claims``, at every refresh; each
+match is tallied once), and finishes the tournament only when no other node
+holds a live claim. A node that dies leaves its claims to be collected: its
+live games were aborted by the infrastructure and are played again.
 """
 
 from __future__ import annotations
@@ -46,7 +60,7 @@ from arena.tournaments.openings import OpeningSuite
 from arena.tournaments.settings import TournamentSettings
 from arena.tournaments.standings import build_status, headline
 from arena.tournaments.state import SlotKey, TournamentState, games_to_show
-from protocol.games import Termination
+from protocol.games import Outcome, Termination
 from protocol.messages import ChallengeReceived, ServerMessage
 
 log = logging.getLogger(__name__)
@@ -86,6 +100,8 @@ class _Invitation:
     run: TournamentState
     key: SlotKey
     players: tuple[str, str]
+    claim: int | None
+    """Its claim in the database (a shared database only)."""
     challenges: dict[str, str] = field(default_factory=dict)
     accepted: set[str] = field(default_factory=set)
     timer: asyncio.TimerHandle | None = None
@@ -120,6 +136,12 @@ class TournamentScheduler:
         self._challenge_timeout_s = challenge_timeout_s
         self._retry_s = retry_s
         self._runs: dict[int, TournamentState] = {}
+        self._helping: dict[int, TournamentState] = {}
+        """Running tournaments another node runs, as last read (a shared database only)."""
+        self._seat_of_bot: dict[int, dict[int, int]] = {}
+        """Tournament -> bot id -> seat, to count the matches other nodes played."""
+        self._finishing: set[int] = set()
+        """Tournaments whose finish is being written (a shared database only)."""
         self._reserved: Counter[str] = Counter()
         self._resting: dict[str, float] = {}
         """Bot -> monotonic time before which it is not challenged again (it declined)."""
@@ -135,6 +157,10 @@ class TournamentScheduler:
         """Held while tournaments are read in: a refresh must not adopt one twice."""
 
     # Lifecycle -------------------------------------------------------------------
+
+    @property
+    def _shared(self) -> bool:
+        return self._store.shared and self._store.node_id is not None
 
     def start(self) -> None:
         """Load the tournaments and begin scheduling (a supervised task)."""
@@ -157,6 +183,11 @@ class TournamentScheduler:
 
     async def _loop(self) -> None:
         next_refresh = 0.0
+        node_id = self._store.node_id
+        if self._shared and node_id is not None:
+            # Claims this node id left from an earlier run: its games there were aborted.
+            with contextlib.suppress(Exception):
+                await self._store.tournaments.end_claims(node_id)
         while not self._stopped:
             if time.monotonic() >= next_refresh:
                 try:
@@ -185,7 +216,9 @@ class TournamentScheduler:
             run = self._runs.get(tournament_id)
             if run is None:
                 if status != "paused":
-                    await self._adopt(tournament_id)
+                    run = await self._adopt(tournament_id)
+                if run is None and self._shared:
+                    await self._help(tournament_id, status)
                 continue
             if run.status in ("finished", "cancelled"):
                 continue  # ended here: the database is told so by a write under way
@@ -193,7 +226,12 @@ class TournamentScheduler:
                 run.status = status
                 self._changed(run, {"type": "status", "status": status})
             await self._forfeit_removed(run)
+            if self._shared:
+                await self._collect(run)
             self._finish_if_done(run)
+        for tournament_id in list(self._helping):
+            if active.get(tournament_id) != "running" or tournament_id in self._runs:
+                del self._helping[tournament_id]
         for tournament_id, run in list(self._runs.items()):
             if tournament_id not in active and run.status in (*storage.ACTIVE, "paused"):
                 # Finished or cancelled elsewhere (``arena tournament cancel`` on the database).
@@ -216,6 +254,10 @@ class TournamentScheduler:
         if stored is None:
             return None  # another live node schedules it
         run = storage.state_of(stored)
+        helped = self._helping.pop(tournament_id, None)
+        if helped is not None:
+            run.playing |= helped.playing  # games this node plays for it go on
+        self._seat_of_bot[tournament_id] = {seat.bot_id: seat.seat for seat in stored.seats}
         self._runs[tournament_id] = run
         log.info(
             "tournament %d (%s, %s) %s: %d of %d games done",
@@ -229,6 +271,43 @@ class TournamentScheduler:
         self._changed(run, {"type": "status", "status": run.status})
         self._finish_if_done(run)
         return run
+
+    async def _help(self, tournament_id: int, status: str) -> None:
+        """Keep a fresh copy of a running tournament another node runs, while this node has
+        seats of at least two of its bots (so it can play its games)."""
+        if status != "running":
+            self._helping.pop(tournament_id, None)
+            return
+        helped = self._helping.get(tournament_id)
+        if helped is not None and not helped.playing:
+            online = sum(1 for bot in helped.settings.bots if self._seats.free_seats(bot) > 0)
+            if online < 2:
+                return
+        fresh = await storage.load_state(self._store.tournaments, tournament_id)
+        if helped is not None:
+            fresh.playing = helped.playing
+        self._helping[tournament_id] = fresh
+
+    async def _collect(self, run: TournamentState) -> None:
+        """Count what other nodes played of ``run`` since the last refresh (shared database)."""
+        node_id = self._store.node_id
+        if node_id is None or run.status not in ("running", "paused"):
+            return
+        read = await self._store.tournaments.collect_claims(run.id, node_id)
+        run.elsewhere = set(read.elsewhere)
+        seats = self._seat_of_bot.get(run.id, {})
+        for game in read.ended:
+            if game.match_id in run.tallied or game.pair is None or game.pair >= len(run.pairs):
+                continue
+            pair = run.pairs[game.pair]
+            key = (game.pair, 0 if seats.get(game.player0_id) == pair.seat_a else 1)
+            verdict_before = run.sprt.verdict if run.sprt is not None else None
+            completed = storage.count_match(run, seats, game)
+            if game.status != "finished":
+                self._changed(run, {"type": "aborted", "match_id": game.match_id, "pair": key[0]})
+                continue
+            outcome = Outcome(game.winner, Termination(game.termination))
+            self._announce(run, key, game.match_id, outcome, completed, verdict_before)
 
     # Admin ---------------------------------------------------------------------------
 
@@ -313,10 +392,11 @@ class TournamentScheduler:
         if self._stopped or not self._accepting() or not self._store.health.ok:
             return
         now = time.monotonic()
-        for run in sorted(self._runs.values(), key=lambda r: r.id):
+        runs = sorted((*self._runs.values(), *self._helping.values()), key=lambda r: r.id)
+        for run in runs:
             if run.status != "running":
                 continue
-            room = run.settings.concurrency - len(run.playing)
+            room = run.settings.concurrency - len(run.playing) - len(run.elsewhere)
             if room <= 0:
                 continue
             bots = run.settings.bots
@@ -330,15 +410,65 @@ class TournamentScheduler:
                 key = run.next_slot(free)
                 if key is None:
                     break
-                self._invite(run, key, run.players(key))
+                if self._shared:
+                    self._claim(run, key, run.players(key))
+                else:
+                    self._invite(run, key, run.players(key), None)
                 room -= 1
                 for seat in run.pairs[key[0]].seats(key[1]):
                     if self._seats.free_seats(bots[seat]) - self._reserved[bots[seat]] <= 0:
                         free.discard(seat)
 
-    def _invite(self, run: TournamentState, key: SlotKey, players: tuple[str, str]) -> None:
+    def _claim(self, run: TournamentState, key: SlotKey, players: tuple[str, str]) -> None:
+        """Claim the slot in the database, then offer it (a shared database)."""
         run.playing.add(key)
-        invitation = _Invitation(run, key, players)
+        for bot in players:
+            self._reserved[bot] += 1
+        self._spawn(self._claim_then_invite(run, key, players), f"tournament-{run.id}-claim")
+
+    async def _claim_then_invite(
+        self, run: TournamentState, key: SlotKey, players: tuple[str, str]
+    ) -> None:
+        claim: int | None = None
+        node_id = self._store.node_id
+        try:
+            if node_id is not None:
+                first_seat = run.pairs[key[0]].seats(key[1])[0]
+                claim = await self._store.tournaments.claim_slot(
+                    run.id, key[0], key[1], first_seat, node_id
+                )
+        except Exception as exc:  # the store fails: the slot waits, and a line is logged
+            self._outage.failed(exc)
+        finally:
+            for bot in players:
+                self._reserved[bot] -= 1
+        current = self._current(run)
+        if claim is not None and current.status == "running" and not self._stopped:
+            self._invite(current, key, players, claim)
+            return
+        current.playing.discard(key)
+        if claim is None:
+            current.elsewhere.add(key)  # played, or taken, elsewhere: till the next refresh
+        else:
+            self._spawn(self._release(run.id, claim, ended=False), f"tournament-{run.id}-release")
+        self.wake()
+
+    def _current(self, run: TournamentState) -> TournamentState:
+        """The copy of ``run`` kept now (a helped tournament is re-read, or adopted)."""
+        return self._runs.get(run.id) or self._helping.get(run.id) or run
+
+    async def _release(self, tournament_id: int, claim: int, *, ended: bool) -> None:
+        """Hand a claim back: ``ended`` for the running node to count (or deleted)."""
+        try:
+            await self._store.tournaments.release_slot(claim, ended=ended)
+        except Exception as exc:  # left behind: the running node collects it once this node is gone
+            log.warning("tournament %d: cannot release claim %d: %s", tournament_id, claim, exc)
+
+    def _invite(
+        self, run: TournamentState, key: SlotKey, players: tuple[str, str], claim: int | None
+    ) -> None:
+        run.playing.add(key)
+        invitation = _Invitation(run, key, players, claim)
         settings = run.settings
         tc = settings.time_control
         for bot, other in (players, players[::-1]):
@@ -385,7 +515,12 @@ class TournamentScheduler:
             if bot == declined_by or (declined_by is None and bot not in invitation.accepted):
                 self._resting[bot] = rest_until
             self._reserved[bot] -= 1
-        invitation.run.playing.discard(invitation.key)
+        self._current(invitation.run).playing.discard(invitation.key)
+        if invitation.claim is not None:
+            self._spawn(
+                self._release(invitation.run.id, invitation.claim, ended=False),
+                f"tournament-{invitation.run.id}-release",
+            )
         self.wake()
 
     def _close(self, invitation: _Invitation) -> None:
@@ -394,7 +529,7 @@ class TournamentScheduler:
             invitation.timer.cancel()
 
     async def _play(self, invitation: _Invitation) -> None:
-        run, key = invitation.run, invitation.key
+        run, key = self._current(invitation.run), invitation.key
         match: Match | None = None
         try:
             ready = all(self._seats.free_seats(bot) > 0 for bot in invitation.players)
@@ -413,19 +548,29 @@ class TournamentScheduler:
             for bot in invitation.players:
                 self._reserved[bot] -= 1
         if match is None:
-            run.playing.discard(key)
+            self._current(run).playing.discard(key)
+            if invitation.claim is not None:
+                await self._release(run.id, invitation.claim, ended=False)
             self.wake()
             return
         try:
             await match.done.wait()
         finally:
+            run = self._current(run)
             run.playing.discard(key)
             self._count(run, key, match)
+            if invitation.claim is not None:
+                # Counted here when this node runs the tournament; else left to its node.
+                owned = self._runs.get(run.id) is run
+                self._spawn(
+                    self._release(run.id, invitation.claim, ended=not owned),
+                    f"tournament-{run.id}-release",
+                )
             self.wake()
 
     def _count(self, run: TournamentState, key: SlotKey, match: Match) -> None:
-        ending, end = match.ending, match.end
-        if ending is None or end is None:
+        ending = match.ending
+        if ending is None or match.end is None:
             return  # not committed: nothing is known, the slot is played again
         verdict_before = run.sprt.verdict if run.sprt is not None else None
         completed = run.tally(
@@ -436,20 +581,35 @@ class TournamentScheduler:
             match_id=match.match_id,
             ended_at=storage.now(),
         )
+        if self._runs.get(run.id) is not run:
+            return  # helping another node's tournament: that node tells the listeners
         if ending.termination is Termination.ABORTED:
             self._changed(run, {"type": "aborted", "match_id": match.match_id, "pair": key[0]})
-            self._finish_if_done(run)
-            return
+        else:
+            outcome = Outcome(ending.winner, ending.termination)
+            self._announce(run, key, match.match_id, outcome, completed, verdict_before)
+        self._finish_if_done(run)
+
+    def _announce(
+        self,
+        run: TournamentState,
+        key: SlotKey,
+        match_id: str,
+        outcome: Outcome,
+        completed: bool,
+        verdict_before: str | None,
+    ) -> None:
+        """Tell the listeners a game of ``run`` was counted (and a verdict it brought)."""
         self._changed(
             run,
             {
                 "type": "game",
-                "match_id": match.match_id,
+                "match_id": match_id,
                 "pair": key[0],
                 "game": key[1],
-                "players": list(match.players),
-                "result": end.result,
-                "termination": end.termination,
+                "players": list(run.players(key)),
+                "result": outcome.result,
+                "termination": outcome.termination.value,
                 "pair_complete": completed,
             },
         )
@@ -458,20 +618,40 @@ class TournamentScheduler:
                 run,
                 {"type": "verdict", "verdict": run.sprt.verdict, "llr": run.sprt.llr},
             )
-        self._finish_if_done(run)
 
     def _finish_if_done(self, run: TournamentState) -> None:
-        if run.status != "running" or not run.is_complete():
+        if run.status != "running" or not run.is_complete() or run.id in self._finishing:
             return
-        run.status, run.ended_at = "finished", storage.now()
-        values: dict[str, Any] = {"ended_at": run.ended_at}
+        values: dict[str, Any] = {"ended_at": storage.now()}
         if run.sprt is not None:
             run.sprt.stop_at_max(2 * len(run.completed))
             values.update(verdict=run.sprt.verdict, verdict_games=run.sprt.verdict_games)
+        if self._shared:
+            # Written first: another node may have claimed a game since the last refresh.
+            self._finishing.add(run.id)
+            self._spawn(self._finish_shared(run, values), f"tournament-{run.id}-end")
+            return
+        self._finished(run, values)
+        self._spawn(self._save_status(run.id, "finished", values), f"tournament-{run.id}-end")
+
+    def _finished(self, run: TournamentState, values: dict[str, Any]) -> None:
+        run.status, run.ended_at = "finished", values["ended_at"]
+        if run.sprt is not None:
             run.stored_verdict = run.sprt.verdict
         log.info("tournament %d finished: %d games", run.id, len(run.results))
         self._changed(run, {"type": "status", "status": "finished"})
-        self._spawn(self._save_status(run.id, "finished", values), f"tournament-{run.id}-end")
+
+    async def _finish_shared(self, run: TournamentState, values: dict[str, Any]) -> None:
+        node_id = self._store.node_id
+        try:
+            done = node_id is not None and await self._store.tournaments.finish(
+                run.id, node_id, **values
+            )
+        finally:
+            self._finishing.discard(run.id)
+        if done:
+            self._finished(run, values)
+        # Otherwise another node plays a game of it: the refresh that collects it tries again.
 
     async def _save_status(self, tournament_id: int, status: str, values: dict[str, Any]) -> None:
         await self._store.tournaments.set_status(tournament_id, status, **values)

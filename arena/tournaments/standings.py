@@ -67,7 +67,7 @@ def build_status(state: TournamentState, openings_source: str | None = None) -> 
             "counted": len(state.results),
             "forfeits": len(forfeits),
             "void": len(void),
-            "playing": len(state.playing),
+            "playing": len(state.playing) + len(state.elsewhere),
             "pairs_complete": len(state.completed),
         },
         "created_at": state.created_at.isoformat(),

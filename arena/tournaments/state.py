@@ -115,6 +115,10 @@ class TournamentState:
     no_shows: Counter[SlotKey] = field(default_factory=Counter)
     playing: set[SlotKey] = field(default_factory=set)
     """Slots the scheduler is starting or playing now."""
+    elsewhere: set[SlotKey] = field(default_factory=set)
+    """Slots other nodes of a multi-node arena play now (their claims, as last read)."""
+    tallied: set[str] = field(default_factory=set)
+    """Ids of the matches counted (``tally``): a match is counted once, however it is seen."""
     completed: list[int] = field(default_factory=list)
     """Pair numbers whose two games are both counted, in the order they completed."""
     sprt: SprtTracker | None = None
@@ -177,8 +181,11 @@ class TournamentState:
         ``termination`` and ``fault`` are their stored values. A finished match
         is a result (``record``); an abort without a fault is a no-show
         (``record_no_show``); an abort by the infrastructure counts nothing.
-        True when the result completed its pair.
+        True when the result completed its pair. A match already tallied counts nothing.
         """
+        if match_id in self.tallied:
+            return False
+        self.tallied.add(match_id)
         if termination == Termination.ABORTED.value:
             if fault is None:
                 self.record_no_show(key)
@@ -231,7 +238,7 @@ class TournamentState:
         return self.sprt is not None and self.sprt.verdict is not None
 
     def pending(self) -> Iterator[SlotKey]:
-        """Slots still to be played, in schedule order (playing ones excluded)."""
+        """Slots still to be played, in schedule order (busy ones excluded)."""
         if self.stopped:
             return
         while self._open_from < len(self.pairs) and all(
@@ -241,7 +248,7 @@ class TournamentState:
         for pair in self.pairs[self._open_from :]:
             for game in (0, 1):
                 key = (pair.number, game)
-                if key not in self.playing and not self._settled(key):
+                if not self.busy(key) and not self._settled(key):
                     yield key
 
     def next_slot(self, free: Collection[int]) -> SlotKey | None:
@@ -265,7 +272,7 @@ class TournamentState:
                 key = slots[index]
                 if best is not None and key >= best:
                     break
-                if key in self.playing or self._settled(key):
+                if self.busy(key) or self._settled(key):
                     continue
                 pair = self.pairs[key[0]]
                 partner = pair.seat_b if pair.seat_a == seat else pair.seat_a
@@ -289,14 +296,18 @@ class TournamentState:
                 for key in slots[start:]:
                     if best is not None and key >= best:
                         break
-                    if key not in self.playing and not self._settled(key):
+                    if not self.busy(key) and not self._settled(key):
                         best = key
                         break
         return best
 
+    def busy(self, key: SlotKey) -> bool:
+        """Being played, here or on another node."""
+        return key in self.playing or key in self.elsewhere
+
     def is_complete(self) -> bool:
-        """True when nothing is left to play or waiting to finish."""
-        return not self.playing and next(self.pending(), None) is None
+        """True when nothing is left to play or waiting to finish, here or elsewhere."""
+        return not self.playing and not self.elsewhere and next(self.pending(), None) is None
 
     @property
     def total_games(self) -> int:

@@ -127,15 +127,16 @@ def state_of(stored: StoredTournament) -> TournamentState:
     return state
 
 
-def count_match(state: TournamentState, seat_of_bot: dict[int, int], match: EndedGame) -> None:
-    """Count one ended match of the tournament into ``state`` (``TournamentState.tally``)."""
+def count_match(state: TournamentState, seat_of_bot: dict[int, int], match: EndedGame) -> bool:
+    """Count one ended match of the tournament into ``state`` (``TournamentState.tally``);
+    True when it completed its pair."""
     number = match.pair
     if number is None or not 0 <= number < len(state.pairs):
-        return
+        return False
     pair = state.pairs[number]
     game = 0 if seat_of_bot.get(match.player0_id) == pair.seat_a else 1
     aborted = match.status != "finished"
-    state.tally(
+    return state.tally(
         (number, game),
         winner=match.winner,
         termination=Termination.ABORTED.value if aborted else match.termination or "",

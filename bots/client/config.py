@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+import secrets
 from dataclasses import dataclass, field
 
 from bots.budget import MARGIN_MS
@@ -50,6 +51,9 @@ class ClientConfig:
     """One of several connections serving this bot at once, on any machines, each with
     its own ``max_matches`` (the hello's ``worker``): they join rather than replace
     each other."""
+    worker_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    """Names this worker in every hello it sends, so that when it reconnects the server
+    hands it the seats and matches of its old connection rather than keeping both."""
     retry_initial_s: float = 0.5
     retry_max_s: float = 10.0
     challenge_retry_s: float = 2.0
@@ -88,6 +92,7 @@ class ClientConfig:
             max_matches=self.max_matches,
             guests=(self.game,) if accepts_guests else (),
             worker=self.worker,
+            worker_id=self.worker_id if self.worker else None,
         )
 
 

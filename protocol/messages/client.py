@@ -38,6 +38,8 @@ from protocol.messages.values import (
 )
 
 TOKEN_PATTERN = r"[!-~]{1,256}"
+WORKER_ID_PATTERN = r"[!-~]{1,64}"
+"""A worker's id: 1-64 visible ASCII characters."""
 RESIGN_REASON_MAX = 200
 """The longest ``resign.reason`` (code points)."""
 """A bot's secret: 1-256 visible ASCII characters."""
@@ -53,7 +55,8 @@ class Hello(Message):
     accepts challenges from guests (people playing it from the web viewer;
     unrated). ``worker`` says this connection is one of several serving the
     bot at once (each with its own ``max_matches`` seats): it joins the
-    others instead of replacing them. A ``guest`` gives neither name nor
+    others instead of replacing them, except a worker's older connection with
+    the same ``worker_id``, which it replaces. A ``guest`` gives neither name nor
     token: the server names it.
     """
 
@@ -76,6 +79,9 @@ class Hello(Message):
     """Bots: the games it accepts guest challenges in (none by default)."""
     worker: Annotated[bool, Bool()] = False
     """Bots: one of several connections serving this bot (``arena-bot --worker``)."""
+    worker_id: Annotated[str | None, Nullable(Str(64, WORKER_ID_PATTERN, 1))] = None
+    """Bots: names the worker across its reconnections, so that a new connection of the
+    worker takes over its old one (a half-open connection the server still holds)."""
     id: RequestId = None
 
 

@@ -177,6 +177,7 @@ async def bot(
         target: ArenaServer | None = None,
         port: int | None = None,
         worker: bool = False,
+        worker_id: str | None = None,
     ) -> Client:
         client = await connect_client(target, port)
         await client.send(
@@ -187,6 +188,7 @@ async def bot(
             token=tokens[name],
             max_matches=max_matches,
             **({"worker": True} if worker else {}),
+            **({"worker_id": worker_id} if worker_id is not None else {}),
         )
         welcome = await client.recv()
         assert welcome.type == "welcome", welcome

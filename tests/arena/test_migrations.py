@@ -25,7 +25,7 @@ from arena.store.engine import (
 from arena.store.models import Base
 from protocol.games import Termination
 
-HEAD = "0009"
+HEAD = "0010"
 TABLES = {"bots", "matches", "moves", "ratings", "rating_history", "move_analysis"}
 
 
@@ -38,7 +38,7 @@ def test_one_linear_history_shipped_with_the_package() -> None:
     assert (MIGRATIONS_DIR / "script.py.mako").is_file()
     script = ScriptDirectory.from_config(alembic_config())
     assert script.get_heads() == [HEAD]
-    revisions = ["0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
+    revisions = ["0010", "0009", "0008", "0007", "0006", "0005", "0004", "0003", "0002", "0001"]
     assert [r.revision for r in script.walk_revisions()] == revisions
 
 

@@ -183,3 +183,31 @@ async def test_a_challenge_goes_to_the_worker_with_the_most_room(
     started = await roomy.expect(MatchStart)
     assert started.match_id == (await carol.expect(MatchStart)).match_id
     assert not any(isinstance(m, ChallengeReceived | MatchStart) for m in newest.seen)
+
+
+async def test_a_worker_back_on_a_new_connection_takes_over_its_half_open_one(
+    server: ArenaServer, bot: BotFactory
+) -> None:
+    presence = server.parts.presence
+    w1 = await bot("alice", worker=True, worker_id="w-1")
+    w2 = await bot("alice", worker=True, worker_id="w-2")  # another worker: joins
+    bob = await bot("bob", max_matches=2)
+    await seek(w1)
+    await seek(bob)
+    first = (await w1.expect(MatchStart)).match_id
+    await seek(w2)
+    await seek(bob)
+    second = (await w2.expect(MatchStart)).match_id
+    assert presence.max_matches["alice"] == 2
+    # w1 comes back on a new connection while the server still holds the old one open.
+    back = await bot("alice", worker=True, worker_id="w-1")
+    await w1.expect_error("replaced")
+    assert await w1.closed() == 4001
+    resumed = await back.expect(MatchStart)
+    assert resumed.match_id == first
+    assert presence.max_matches["alice"] == 2  # w1's seat once, not twice
+    assert server.parts.seats.free_seats("alice") == 0
+    ends = await asyncio.gather(play_out(back, 1), play_out(w2, 1), play_out(bob, 2))
+    assert ends[0][0].match_id == first and ends[0][0].termination != "disconnect"
+    assert ends[1][0].match_id == second
+    assert not any(m.match_id == second for m in back.seen if isinstance(m, MATCH_MESSAGES))

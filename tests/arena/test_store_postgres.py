@@ -88,7 +88,7 @@ async def two_nodes(fresh_pg: str) -> AsyncIterator[tuple[Store, Store]]:
 async def test_migrated_schema_matches_the_models(fresh_pg: str) -> None:
     store = await Store.open(fresh_pg)
     try:
-        assert await current_revision(store.engine) == "0009"
+        assert await current_revision(store.engine) == "0010"
         async with store.engine.connect() as connection:
             diff = await connection.run_sync(
                 lambda sync: compare_metadata(
@@ -111,7 +111,7 @@ async def test_the_seek_queue_functions_go_down_and_up_with_their_migration(fres
         async with engine.connect() as connection:
             assert await connection.scalar(text(functions)) == 0
         await migrate(engine)
-        assert await current_revision(engine) == "0009"
+        assert await current_revision(engine) == "0010"
     finally:
         await engine.dispose()
 
@@ -129,7 +129,7 @@ async def test_postgres_writes_inline_even_when_a_writer_process_is_asked_for(
 async def test_two_processes_migrating_at_once(fresh_pg: str) -> None:
     stores = await asyncio.gather(*(Store.open(fresh_pg) for _ in range(3)))
     try:
-        assert [await current_revision(s.engine) for s in stores] == ["0009"] * 3
+        assert [await current_revision(s.engine) for s in stores] == ["0010"] * 3
     finally:
         for store in stores:
             await store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -58,20 +59,29 @@ def test_no_shows_make_a_slot_void_and_it_is_not_played_again() -> None:
     assert not state.record(result(state, 1, 0, 1.0, 0))  # a void slot never counts
 
 
-def test_tally_counts_a_result_a_no_show_or_nothing() -> None:
+def test_tally_counts_a_result_a_no_show_or_nothing_and_each_match_once() -> None:
     state = make_state(RR, rounds=1)
-    ended = {"match_id": "m", "ended_at": T0}
+    ids = iter(range(100))
+
+    def ended() -> dict[str, Any]:
+        return {"match_id": f"m{next(ids)}", "ended_at": T0}
+
     # Seat b moved first in game 1: seat 0's win is a loss for the pair's seat a.
-    assert not state.tally((0, 1), winner=0, termination="line", fault=None, **ended)
+    assert not state.tally((0, 1), winner=0, termination="line", fault=None, **ended())
     assert (state.results[(0, 1)].score_a, state.results[(0, 1)].termination) == (0.0, "line")
-    assert state.tally((0, 0), winner=None, termination="draw", fault=None, **ended)
+    assert state.tally((0, 0), winner=None, termination="draw", fault=None, **ended())
     assert state.results[(0, 0)].score_a == 0.5
     # An abort by the infrastructure counts nothing; one without a fault is a no-show.
     for _ in range(MAX_NO_SHOWS):
-        state.tally((1, 0), winner=None, termination="aborted", fault="infrastructure", **ended)
+        state.tally((1, 0), winner=None, termination="aborted", fault="infrastructure", **ended())
     assert state.no_shows[(1, 0)] == 0 and (1, 0) in set(state.pending())
+    # A match seen twice (live, then in the rows another node left) is tallied once.
+    again = ended()
     for _ in range(MAX_NO_SHOWS):
-        assert not state.tally((1, 0), winner=None, termination="aborted", fault=None, **ended)
+        assert not state.tally((1, 0), winner=None, termination="aborted", fault=None, **again)
+    assert state.no_shows[(1, 0)] == 1 and (1, 0) in set(state.pending())
+    for _ in range(MAX_NO_SHOWS - 1):
+        assert not state.tally((1, 0), winner=None, termination="aborted", fault=None, **ended())
     assert state.no_shows[(1, 0)] == MAX_NO_SHOWS and (1, 0) not in set(state.pending())
 
 
