@@ -1,14 +1,16 @@
 """One game's fitted leaderboard, and what is read off it: entries and head-to-head records.
 
 ``build_board`` is the CPU part (one ``fit_ratings``), run off the event loop
-by ``Leaderboards``; everything else here is cheap arithmetic on a built
-``Board``. The command line builds boards from the database with the same
-function, so ``arena leaderboard`` and the server agree to the digit.
+by ``Leaderboards`` (in the server's fit process, ``fit_board``, or in a
+worker thread: ``arena.leaderboard.fit_process``); everything else here is
+cheap arithmetic on a built ``Board``. The command line builds boards from
+the database with the same function, so ``arena leaderboard`` and the server
+agree to the digit.
 
 ``arena.stats`` (numpy, scipy: about half a second) is imported where it is
 first used, not with this module: every ``arena`` command imports the server,
-and most never build a board. The server's first build pays it, in its worker
-thread.
+and most never build a board. The first build pays it, in the fit process
+(or the worker thread).
 """
 
 from __future__ import annotations
