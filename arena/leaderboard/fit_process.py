@@ -43,7 +43,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
 from typing import Any, Protocol
 
-from arena.leaderboard.board import Board, Cell, fit_board
+from arena.leaderboard.board import Board, Cell, build_board, fit_board
 from arena.outages import Outage
 from arena.store import LeaderboardRow
 from arena.store.queries import PairCell
@@ -94,8 +94,8 @@ class ThreadFit:
     async def build(
         self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
     ) -> Board:
-        """``fit_board`` in a worker thread."""
-        return await asyncio.to_thread(fit_board, *request(game, rows, cells, version))
+        """``build_board`` in a worker thread."""
+        return await asyncio.to_thread(build_board, game, rows, cells, version)
 
 
 class _ChildFailed(Exception):
@@ -171,14 +171,17 @@ class FitProcess:
         self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
     ) -> Board:
         """``build_board(game, rows, cells, version)``, fitted in the child."""
-        return await asyncio.to_thread(self._fit, request(game, rows, cells, version))
+        return await asyncio.to_thread(self._fit, game, rows, cells, version)
 
     async def close(self) -> None:
         """Stop the child and wait for it; a fit under way is cut short. Idempotent."""
         self._closed = True
         await asyncio.to_thread(self._stop)
 
-    def _fit(self, fit: Request) -> Board:
+    def _fit(
+        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
+    ) -> Board:
+        fit = request(game, rows, cells, version)  # here: the event loop's thread goes on
         with self._lock:
             if self._closed:
                 raise RuntimeError("the leaderboard fit process is closed")
@@ -245,7 +248,7 @@ class FitProcess:
 
     def _stop(self) -> None:
         if not self._lock.acquire(blocking=False):
-            # A fit is under way: end it (its thread fits in place), then wait for the thread.
+            # A fit is under way: end it (its caller gets RuntimeError), then wait for its thread.
             process = self._process
             if process is not None:
                 with contextlib.suppress(ValueError):  # the fit's thread closed it just now
