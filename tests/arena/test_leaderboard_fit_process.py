@@ -18,6 +18,7 @@ from arena.leaderboard import fit_process
 from arena.leaderboard.board import Board, build_board
 from arena.leaderboard.fit_process import RETRY_AFTER_S, FitProcess
 from arena.outages import SUMMARY_EVERY_S
+from arena.play.clock import ManualClock
 from arena.stats.simulation import simulate_pair_results
 from arena.store import LeaderboardRow
 from arena.store.queries import PairCell
@@ -25,16 +26,6 @@ from tests.arena.conftest import ServerFactory
 from tests.arena.rating_data import random_games, seed_results
 
 GAME = "connect4"
-
-
-class FakeClock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def board_inputs(bots: int, games: int, seed: int) -> tuple[list[LeaderboardRow], list[PairCell]]:
@@ -180,8 +171,8 @@ async def test_without_a_child_boards_are_fitted_in_the_thread_and_the_outage_lo
 ) -> None:
     refused = NoProcesses()
     monkeypatch.setattr(fit_process.multiprocessing, "get_context", lambda method: refused)
-    clock = FakeClock()
-    fits = FitProcess(clock=clock)
+    clock = ManualClock()
+    fits = FitProcess(clock=clock.now)
     rows, cells = board_inputs(20, 500, seed=7)
     caplog.set_level(logging.INFO, logger=fit_process.log.name)
     try:
@@ -190,13 +181,13 @@ async def test_without_a_child_boards_are_fitted_in_the_thread_and_the_outage_lo
         assert refused.attempts == 2  # the fit, then its retry in a fresh child
         # Within RETRY_AFTER_S no child is tried: the boards are fitted in the thread.
         for version in range(2, 6):
-            clock.now += RETRY_AFTER_S / 5
+            clock.advance(RETRY_AFTER_S / 5)
             assert_identical(
                 await fits.build(GAME, rows, cells, version),
                 build_board(GAME, rows, cells, version),
             )
         assert refused.attempts == 2
-        clock.now += SUMMARY_EVERY_S
+        clock.advance(SUMMARY_EVERY_S)
         await fits.build(GAME, rows, cells, 6)
         assert refused.attempts == 4
     finally:
