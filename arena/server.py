@@ -16,8 +16,9 @@ The parts, each in a module that says what it owns:
 - ``arena.live.spectators``: spectator feeds and the event sink (MQTT);
 - ``arena.net.api``: the JSON API and the read-only queries; ``arena.live.viewer``: the web
   viewer's pages;
-- ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results,
-  and the ``rating`` report that tells a rated match's players their rating after the refit;
+- ``arena.leaderboard``: the fitted leaderboards, cached, rebuilt after rated results
+  (fitted in a child process with ``fit_process``), and the ``rating`` report that
+  tells a rated match's players their rating after the refit;
 - ``arena.store``: persistence, opened here unless one is injected;
 - ``arena.cluster``: with ``allow_multi_node`` on PostgreSQL, this server as one
   node of several: the shared seek queue, redirects, orphan sweeps.
@@ -29,7 +30,7 @@ Every background task belongs to one ``Supervisor``. Shutdown (``shutdown``
 or leaving the ``async with``) is one path: no new matches or hellos, live
 matches aborted as the infrastructure's fault (unrated) and their ends
 committed, every client told ``server_shutdown`` and closed with 1001,
-the tasks cancelled, the store flushed and closed.
+the tasks cancelled, the fit process stopped, the store flushed and closed.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from arena.cluster import ClusterNode, default_public_url
 from arena.errors import StartupError
 from arena.figures import ServerFigures
 from arena.leaderboard import Leaderboards
+from arena.leaderboard.fit_process import FitProcess, Fitter
 from arena.leaderboard.notices import RatingNotices
 from arena.live.spectators import EventSink, RemoteFeeds, SpectatorHub
 from arena.live.viewer import add_viewer_routes
@@ -134,6 +136,9 @@ class ArenaConfig:
     """Seeds colour assignment, for reproducible tests."""
     db_writer_process: bool = False
     """SQLite: write the group commits from a separate process (``arena serve`` does)."""
+    fit_process: bool = False
+    """Fit the leaderboards in a child process (``arena serve`` does); False: in a worker
+    thread of the server (``arena.leaderboard.fit_process``)."""
     tls_cert: str | None = None
     """PEM certificate chain: serve ``wss://`` and ``https://`` (with ``tls_key``)."""
     tls_key: str | None = None
@@ -231,6 +236,7 @@ def assemble(
     remote: RemoteFeeds | None = None,
     orphans_ended: Callable[[list[str]], None] | None = None,
     tournaments: Tournaments | None = None,
+    fitter: Fitter | None = None,
 ) -> Parts:
     """Build the server's parts in dependency order, each given what it needs when made.
 
@@ -239,7 +245,8 @@ def assemble(
     gateway, and the parts made before the matchmaker ask it for a pairing
     pass through ``PassWanted``. The optional parts are passed in: ``sink``
     (MQTT), ``remote`` and ``orphans_ended`` (the broker feed of the other
-    nodes' matches), ``tournaments``; the cluster node is made when
+    nodes' matches), ``tournaments``, ``fitter`` (where the leaderboard fits run;
+    default a worker thread); the cluster node is made when
     ``config`` allows several nodes on a database that can share.
     Adds the parts' routes to ``router``.
     """
@@ -247,7 +254,9 @@ def assemble(
     activity = MatchActivity()
     presence = Presence()
     pass_wanted = PassWanted()
-    leaderboards = Leaderboards(store, refresh_s=config.leaderboard_refresh_s, spawn=spawn)
+    leaderboards = Leaderboards(
+        store, refresh_s=config.leaderboard_refresh_s, spawn=spawn, fitter=fitter
+    )
     notices = RatingNotices(
         leaderboards, tell=presence.tell_all, spawn=spawn, is_online=presence.is_online
     )
@@ -404,6 +413,7 @@ class ArenaServer:
         self.health_extras: dict[str, Any] = dict(health_extras or {})
         """Extra ``/healthz`` fields (e.g. the MQTT publisher's status)."""
         self._parts: Parts | None = None
+        self._fit_process = FitProcess() if self.config.fit_process else None
         self._listener: Listener | None = None
         self._lag = runtime.LoopLag()
         self._unsubscribe: Callable[[], None] = lambda: None
@@ -576,6 +586,7 @@ class ArenaServer:
             remote=self._remote,
             orphans_ended=self._orphans_ended,
             tournaments=attach_tournaments,
+            fitter=self._fit_process,
         )
         self._unsubscribe = store.subscribe_health(self._store_health_changed)
         gateway = parts.gateway
@@ -610,6 +621,8 @@ class ArenaServer:
         if self._listener is not None:
             self._listener.close()
         await self.supervisor.close(self.config.close_timeout_s)
+        if self._fit_process is not None:
+            await self._fit_process.close()
         if self.cluster is not None:
             await self.cluster.close()
         if self._store is not None and self._owns_store:
@@ -665,6 +678,8 @@ class ArenaServer:
             self._lag.stop()
             self._unsubscribe()
             await self.supervisor.close(self.config.close_timeout_s)
+            if self._fit_process is not None:
+                await self._fit_process.close()
             if self.cluster is not None:
                 await self.cluster.close()
         finally:

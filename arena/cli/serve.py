@@ -65,6 +65,13 @@ OPTIONS: tuple[Option, ...] = (
         "SQLite: write moves and results from a separate process or the server's own",
         choices=("process", "inline"),
     ),
+    Option(
+        "leaderboard-fit",
+        str,
+        "process",
+        "fit the leaderboards in a child process or in a thread of the server's own",
+        choices=("process", "thread"),
+    ),
     Option("mqtt", str, None, "publish live events to this MQTT broker", metavar="URL"),
     Option(
         "tls-cert",
@@ -205,6 +212,7 @@ def server_config(args: argparse.Namespace) -> ArenaConfig:
         pairing_window_s=args.pairing_window,
         rated_openings=args.rated_openings,
         db_writer_process=args.db_writer == "process",
+        fit_process=args.leaderboard_fit == "process",
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         allowed_origins=tuple(o.strip() for o in args.allowed_origins.split(",") if o.strip()),

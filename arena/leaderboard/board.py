@@ -1,20 +1,22 @@
 """One game's fitted leaderboard, and what is read off it: entries and head-to-head records.
 
 ``build_board`` is the CPU part (one ``fit_ratings``), run off the event loop
-by ``Leaderboards``; everything else here is cheap arithmetic on a built
-``Board``. The command line builds boards from the database with the same
-function, so ``arena leaderboard`` and the server agree to the digit.
+by ``Leaderboards`` (in the server's fit process, ``fit_board``, or in a
+worker thread: ``arena.leaderboard.fit_process``); everything else here is
+cheap arithmetic on a built ``Board``. The command line builds boards from
+the database with the same function, so ``arena leaderboard`` and the server
+agree to the digit.
 
 ``arena.stats`` (numpy, scipy: about half a second) is imported where it is
 first used, not with this module: every ``arena`` command imports the server,
-and most never build a board. The server's first build pays it, in its worker
-thread.
+and most never build a board. The first build pays it, in the fit process
+(or the worker thread).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,9 @@ newcomer with a few games neither moves everyone nor widens everyone's interval.
 
 UNRATED = 1500.0
 """The rating of a bot not on a board (no rated game yet): the level of the main group."""
+
+Cell = tuple[str, str, int, int, int]
+"""A ``PairCell`` as a plain tuple: ``(bot, opponent, wins, draws, losses)``."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -216,10 +221,15 @@ def build_board(
     not hold yet (another read may be a moment newer): it gets a prior-wide,
     provisional rating rather than a missing line.
     """
+    return fit_board(game, [row.bot for row in rows], cells, version)
+
+
+def fit_board(game: str, names: Sequence[str], cells: Iterable[Cell], version: int = 0) -> Board:
+    """``build_board`` from the shown bots' names and plain cells: what the fit process is
+    sent (pickling the store's records costs the server several times as much)."""
     from arena.stats import PairResult, fit_ratings
 
     results = tuple(PairResult(*cell) for cell in cells)
-    names = [row.bot for row in rows]
     fit = fit_ratings(results, bots=names, weights=WEIGHTS)
     return Board(
         game=game,

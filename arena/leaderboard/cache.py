@@ -2,8 +2,9 @@
 
 ``Leaderboards`` keeps one ``Board`` per game. A board is built from one read
 of the database (the store's leaderboard rows and the rated games per pair of
-seats, in one transaction) and one ``fit_ratings``, run in a worker thread so
-the event loop keeps serving. It is rebuilt only when
+seats, in one transaction) and one ``fit_ratings``, run by the ``Fitter`` it is
+given (``arena.leaderboard.fit_process``: the server's fit process, or a worker
+thread), so the event loop keeps serving. It is rebuilt only when
 
 - a rated result of that game has committed (``result_committed``; the server
   calls it from each rated ``match_end``), and at least ``refresh_s`` has
@@ -39,7 +40,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena.leaderboard.board import UNRATED, Board, build_board
+from arena.leaderboard.board import UNRATED, Board
+from arena.leaderboard.fit_process import Fitter, ThreadFit
 from arena.play.lobby import check_game
 from arena.play.match import Match
 from arena.store import LeaderboardRow, database_outage
@@ -104,7 +106,11 @@ def _default_spawn(coro: Coroutine[Any, Any, None], name: str) -> object:
 
 
 class Leaderboards:
-    """Cached fitted leaderboards, one per game; see the module docstring."""
+    """Cached fitted leaderboards, one per game; see the module docstring.
+
+    ``fitter`` is where the fits run: the server passes its ``FitProcess``; the
+    default is ``ThreadFit`` (a worker thread of this process).
+    """
 
     def __init__(
         self,
@@ -114,8 +120,10 @@ class Leaderboards:
         max_age_s: float = MAX_AGE_S,
         clock: Callable[[], float] = time.monotonic,
         spawn: Spawn = _default_spawn,
+        fitter: Fitter | None = None,
     ) -> None:
         self._source = source
+        self._fitter: Fitter = fitter or ThreadFit()
         self._refresh_s = refresh_s
         self._max_age_s = max_age_s
         self._clock = clock
@@ -259,7 +267,7 @@ class Leaderboards:
                 return slot.board
             self._versions += 1
             fit_began = self._clock()
-            board = await asyncio.to_thread(build_board, game, rows, cells, self._versions)
+            board = await self._fitter.build(game, rows, cells, self._versions)
             fit_ended = self._clock()
             if paced:
                 slot.rested_at = fit_ended + (fit_ended - fit_began) * (1.0 / FIT_SHARE - 1.0)

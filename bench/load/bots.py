@@ -163,7 +163,7 @@ class _Crowd:
             self.run.pair_ms[first[1] or moved].append((now - max(first[0], sought_at)) * 1e3)
 
     def cpu(self) -> tuple[float, ...]:
-        """CPU seconds so far: servers, their children (SQLite writers), bots, PostgreSQL."""
+        """CPU seconds so far: servers, their children (writer, fit), bots, PostgreSQL."""
         tasks = [t for s in self.servers for t in Path(f"/proc/{s.pid}/task").glob("*/children")]
         children = [int(pid) for task in tasks for pid in task.read_text().split()]
         pg = sum(cpu_seconds(int(p.name), "postgres") for p in Path("/proc").glob("[0-9]*"))

@@ -130,7 +130,8 @@ def legend(runs: Sequence[Run]) -> str:
     budget = (os.cpu_count() or 1) / TARGET_MOVES_PER_S * 1e6
     return (
         "p50/p99/max: server-added latency (move -> moved in the kernel; client: handled); us: CPU"
-        f" per move (budget {budget:.0f}; all: +writer); pair: later seek -> last match_start\n"
+        f" per move (budget {budget:.0f}; all: +writer, fit); pair: later seek -> last"
+        " match_start\n"
         f"target: {TARGET_MATCHES} matches, {TARGET_MOVES_PER_S:,.0f} moves/s, p99 <="
         f" {TARGET_P99_MS:g} ms, all persisted: met in {sum(not r.misses() for r in runs)}"
         f" of {len(runs)} runs"

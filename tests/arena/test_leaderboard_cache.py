@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from arena.leaderboard import Board, Leaderboards
-from arena.leaderboard import cache as cache_module
 from arena.leaderboard.board import UNRATED
 from arena.leaderboard.cache import FIT_SHARE
+from arena.leaderboard.fit_process import ThreadFit
 from arena.store import Store
 from protocol.errors import ProtocolError
 from tests.arena.rating_data import expected_fit, random_games, seed_results
@@ -234,21 +234,25 @@ async def test_a_rating_waits_for_the_first_board_then_never_and_old_boards_are_
     assert boards.rating_now("alpha", GAME) == pytest.approx(refitted, abs=1e-9) != fitted
 
 
+class ClockedFit(ThreadFit):
+    """``ThreadFit``, each fit taking ``takes_s`` of the fake clock."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.takes_s = 0.0
+
+    async def build(self, *args: Any) -> Board:
+        self.clock.now += self.takes_s
+        return await super().build(*args)
+
+
 async def test_a_slow_fit_rests_before_the_next_so_fitting_takes_at_most_its_share(
-    store: Store,
-    seeded: list[tuple[str, str, float]],
-    boards: Leaderboards,
-    clock: FakeClock,
-    monkeypatch: pytest.MonkeyPatch,
+    store: Store, seeded: list[tuple[str, str, float]], clock: FakeClock
 ) -> None:
-    real_build = cache_module.build_board
-
-    def slow_build(*args: Any) -> Board:
-        clock.now += 3.0  # the fit of a large board takes 3 s of the clock
-        return real_build(*args)
-
+    fit = ClockedFit(clock)
+    boards = Leaderboards(store, refresh_s=1.0, max_age_s=30.0, clock=clock, fitter=fit)
     first = await boards.board(GAME)
-    monkeypatch.setattr(cache_module, "build_board", slow_build)
+    fit.takes_s = 3.0  # the fit of a large board takes 3 s of the clock
     await seed_results(store, GAME, [("gamma", "alpha", 1.0)])
     boards.result_committed(GAME)
     clock.now += 1.0

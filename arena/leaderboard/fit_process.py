@@ -1,0 +1,277 @@
+"""Where the leaderboard's fits run: a child process of the server, or a thread of its own.
+
+Why a process: a fit of a 1,000-bot board is half a second of numpy (Newton
+steps and a dense inverse). In a worker thread of the server it competes
+with the event loop's thread for the GIL between its LAPACK calls and for
+the machine's cores, and under load it cost the server about a sixth of
+its CPU per move. ``FitProcess`` owns one long-lived child process (spawn
+context: nothing of the server's state is forked), started on the first
+fit, at a lower priority (``FIT_NICENESS``) and with one BLAS/OpenMP thread,
+so a fit takes at most one core and yields it to the event loop. The server
+sends each fit's inputs as plain tuples (the bots' names, the pair cells)
+and gets the ``Board`` back; pickling the store's records instead would
+cost the server several times as much.
+
+A child that dies (killed, out of memory) or stops answering is killed and
+replaced: the fit it was given is retried once in a fresh child. When that
+fails too, the fit runs in the calling thread (``fit_board``, as
+``ThreadFit`` does), and so do the fits of the next ``RETRY_AFTER_S``
+seconds; then a fresh child is tried again. Failures are logged as an
+outage (``arena.outages``): a line when they start, one a minute while they
+last, one when a child works again; never a traceback per attempt. An
+error raised by the fit itself (not by the process) reaches the caller as
+it would from a thread. ``close`` stops the child; a fit under way then,
+or asked for later, raises ``RuntimeError`` (no child is started again).
+
+``ThreadFit`` is the fit in a worker thread of the server, for where a child
+process is not wanted (``arena serve --leaderboard-fit thread``, in-process
+servers in tests). Both give the same boards: the same function on the same
+inputs, with one BLAS thread either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.context import SpawnProcess
+from typing import Any, Protocol
+
+from arena.leaderboard.board import Board, Cell, build_board, fit_board
+from arena.outages import Outage
+from arena.store import LeaderboardRow
+from arena.store.queries import PairCell
+
+log = logging.getLogger(__name__)
+
+FIT_NICENESS = 5
+"""The child's scheduling priority, below the server's: on a machine with few cores a fit
+may take a little longer, the event loop (every move's latency) should not wait."""
+
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""Set to 1 in the child: its linear algebra runs on one thread, so a fit takes one core."""
+
+START_TIMEOUT_S = 60.0
+"""How long the child may take to start (it imports the server's modules and numpy)."""
+
+ANSWER_TIMEOUT_S = 300.0
+"""How long one fit may take before the child counts as hung (2,000 bots: a few seconds)."""
+
+RETRY_AFTER_S = 60.0
+"""After a fit failed in two children running, fits run in the calling thread this long."""
+
+Request = tuple[str, tuple[str, ...], tuple[Cell, ...], int]
+"""One fit as the child gets it: ``fit_board``'s arguments."""
+
+
+class Fitter(Protocol):
+    """Builds a board from one read of the database, off the event loop."""
+
+    async def build(
+        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
+    ) -> Board:
+        """``build_board(game, rows, cells, version)``, without blocking the event loop."""
+        ...
+
+
+def request(
+    game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
+) -> Request:
+    """``build_board``'s arguments as ``fit_board``'s: names and plain tuples, cheap to pickle."""
+    plain = tuple((c.bot, c.opponent, c.wins, c.draws, c.losses) for c in cells)
+    return game, tuple(row.bot for row in rows), plain, version
+
+
+class ThreadFit:
+    """The fit in a worker thread of the server's process (``asyncio.to_thread``)."""
+
+    async def build(
+        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
+    ) -> Board:
+        """``build_board`` in a worker thread."""
+        return await asyncio.to_thread(build_board, game, rows, cells, version)
+
+
+class _ChildFailed(Exception):
+    """The child died, would not start, or stopped answering (not the fit's own error)."""
+
+
+class _FitOutage(Outage):
+    """The fit process's outage: its first line says where fits run meanwhile."""
+
+    def started(self, error: BaseException, source: str) -> None:
+        self.log.error(
+            "%s failed: %s; retrying in a fresh process, fitting in the server's thread "
+            "if that fails too",
+            self.what,
+            self.reason,
+        )
+
+
+def _serve(conn: Connection) -> None:
+    """The child's main loop: fit each request received, answer with the board."""
+    for name in THREAD_VARIABLES:
+        os.environ[name] = "1"  # for libraries loaded from now on
+    with contextlib.suppress(OSError):
+        os.nice(FIT_NICENESS)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)  # for those the spawned interpreter loaded already
+    conn.send("ready")
+    try:
+        while True:
+            try:
+                received = conn.recv()
+            except EOFError:  # the server is gone
+                return
+            if received is None:
+                return
+            reply: Board | BaseException
+            try:
+                reply = fit_board(*received)
+            except Exception as error:
+                reply = error
+            conn.send(reply)
+    finally:
+        conn.close()
+
+
+class FitProcess:
+    """The server's side of the fit process: start it on the first fit, fit, replace, stop.
+
+    See the module docstring. ``build`` may be called from several tasks at once:
+    their fits take turns in the one child.
+    """
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._process: SpawnProcess | None = None
+        self._conn: Connection | None = None
+        self._closed = False
+        self._retry_at = -1e18
+        self._outage = _FitOutage(log, "the leaderboard fit process", describe=str, clock=clock)
+        # One fit on the pipe at a time; held for the whole fit.
+        self._lock = threading.Lock()
+        self.started = 0
+        """Children started so far."""
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it runs."""
+        process = self._process
+        return process.pid if process is not None and process.is_alive() else None
+
+    async def build(
+        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
+    ) -> Board:
+        """``build_board(game, rows, cells, version)``, fitted in the child."""
+        return await asyncio.to_thread(self._fit, game, rows, cells, version)
+
+    async def close(self) -> None:
+        """Stop the child and wait for it; a fit under way is cut short. Idempotent."""
+        self._closed = True
+        await asyncio.to_thread(self._stop)
+
+    def _fit(
+        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
+    ) -> Board:
+        fit = request(game, rows, cells, version)  # here: the event loop's thread goes on
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the leaderboard fit process is closed")
+            if self._clock() >= self._retry_at:
+                for _ in range(2):
+                    try:
+                        reply = self._round_trip(fit)
+                    except _ChildFailed as error:
+                        self._kill()
+                        if self._closed:
+                            raise RuntimeError("the leaderboard fit process is closed") from error
+                        self._outage.failed(error)
+                        continue
+                    self._outage.succeeded()
+                    if isinstance(reply, BaseException):
+                        raise reply
+                    board: Board = reply
+                    return board
+                self._retry_at = self._clock() + RETRY_AFTER_S
+            return fit_board(*fit)
+
+    def _round_trip(self, fit: Request) -> Any:
+        if self._process is None:
+            self._start()
+        process, conn = self._process, self._conn
+        assert process is not None and conn is not None
+        if not process.is_alive():
+            raise _ChildFailed(f"process {process.pid} had exited with code {process.exitcode}")
+        try:
+            conn.send(fit)
+            if not conn.poll(ANSWER_TIMEOUT_S):
+                raise _ChildFailed(
+                    f"process {process.pid} did not answer in {ANSWER_TIMEOUT_S:g} s"
+                )
+            return conn.recv()
+        except (EOFError, OSError) as error:
+            process.join(1.0)
+            raise _ChildFailed(
+                f"process {process.pid} died during a fit (exit code {process.exitcode})"
+            ) from error
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        mine, theirs = ctx.Pipe()
+        process = ctx.Process(
+            target=_serve, args=(theirs,), name="arena-leaderboard-fit", daemon=True
+        )
+        try:
+            process.start()
+        except OSError as error:
+            mine.close()
+            raise _ChildFailed(f"the process did not start: {error}") from error
+        finally:
+            theirs.close()
+        self._process, self._conn = process, mine
+        self.started += 1
+        try:
+            ready = mine.poll(START_TIMEOUT_S) and mine.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            raise _ChildFailed(f"process {process.pid} did not start")
+        log.debug("leaderboard fit process %d started", process.pid)
+
+    def _stop(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            # A fit is under way: end it (its caller gets RuntimeError), then wait for its thread.
+            process = self._process
+            if process is not None:
+                with contextlib.suppress(ValueError):  # the fit's thread closed it just now
+                    process.kill()
+            self._lock.acquire()
+        try:
+            conn = self._conn
+            if conn is not None:
+                with contextlib.suppress(OSError):
+                    conn.send(None)
+            if self._process is not None:
+                self._process.join(5.0)
+            self._kill()
+        finally:
+            self._lock.release()
+
+    def _kill(self) -> None:
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if conn is not None:
+            conn.close()
+        if process is not None:
+            if process.is_alive():
+                process.kill()
+            process.join(5.0)
+            process.close()
