@@ -25,6 +25,7 @@ from bench.load.bots import DRAIN_S, Server, client_main
 from bench.load.report import Config, Run, legend, soak_report, table
 
 ARENA = str(Path(sys.executable).with_name("arena"))  # the console script of this environment
+SHOWN_LOG_LINES = 10  # of a run with errors: its server's first warnings and errors
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,6 +106,14 @@ def run_once(config: Config) -> Run:
         run.db_ok, run.db_note = asyncio.run(check_db(db, prefix, run))
         if codes := [server.returncode for server in procs if server.returncode != 0]:
             run.db_ok, run.db_note = False, f"server exit code {codes}; {run.db_note}"
+        if run.errors or not run.db_ok:  # the logs go with the temporary directory: say why now
+            logs = (Path(tmp, f"server{k}.log") for k in range(config.nodes))
+            lines = [line for log in logs for line in log.read_text(errors="replace").splitlines()]
+            problems = [line for line in lines if " WARNING " in line or " ERROR " in line]
+            if problems:
+                shown = problems[:SHOWN_LOG_LINES]
+                print(f"  server warnings and errors: {len(problems)}, the first {len(shown)}:")
+                print("\n".join(f"    {line}" for line in shown), flush=True)
         return run
 
 
