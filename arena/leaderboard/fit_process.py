@@ -45,6 +45,7 @@ from typing import Any, Protocol
 
 from arena.leaderboard.board import Board, Cell, build_board, fit_board
 from arena.outages import Outage
+from arena.pipe_child import answer_requests
 from arena.store import LeaderboardRow
 from arena.store.queries import PairCell
 
@@ -123,23 +124,14 @@ def _serve(conn: Connection) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)  # for those the spawned interpreter loaded already
-    conn.send("ready")
-    try:
-        while True:
-            try:
-                received = conn.recv()
-            except EOFError:  # the server is gone
-                return
-            if received is None:
-                return
-            reply: Board | BaseException
-            try:
-                reply = fit_board(*received)
-            except Exception as error:
-                reply = error
-            conn.send(reply)
-    finally:
-        conn.close()
+
+    def fit(received: tuple[Any, ...]) -> Board | BaseException:
+        try:
+            return fit_board(*received)
+        except Exception as error:  # the fit's own error, for the caller
+            return error
+
+    answer_requests(conn, fit)
 
 
 class FitProcess:

@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy.orm import sessionmaker
 
 from arena.errors import StoreError
+from arena.pipe_child import answer_requests
 from arena.ratings import RatingModel
 from arena.store.batch_sql import BatchSql, Outcome, PlainBatch
 from arena.store.engine import make_sync_engine
@@ -59,27 +60,22 @@ def _serve(url: str, rating_model: RatingModel, conn: Connection) -> None:
     engine = make_sync_engine(url)
     sql = BatchSql("sqlite", rating_model)
     sessions = sessionmaker(engine, expire_on_commit=False)
-    conn.send("ready")
+
+    def write(request: tuple[int, PlainBatch]) -> tuple[int, Any]:
+        number, batch = request
+        reply: Any
+        try:
+            with sessions() as session, session.begin():
+                reply = sql.write(session, batch)
+        except Exception as error:
+            # Sent as a StoreError: not every driver exception survives pickling.
+            reply = StoreError(f"writing a batch failed: {type(error).__name__}: {error}")
+        return number, reply
+
     try:
-        while True:
-            try:
-                request = conn.recv()
-            except EOFError:  # the server is gone
-                return
-            if request is None:
-                return
-            number, batch = request
-            reply: Any
-            try:
-                with sessions() as session, session.begin():
-                    reply = sql.write(session, batch)
-            except Exception as error:
-                # Sent as a StoreError: not every driver exception survives pickling.
-                reply = StoreError(f"writing a batch failed: {type(error).__name__}: {error}")
-            conn.send((number, reply))
+        answer_requests(conn, write)
     finally:
         engine.dispose()
-        conn.close()
 
 
 class WriterProcess:
