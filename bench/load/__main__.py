@@ -9,6 +9,7 @@ import itertools
 import multiprocessing
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,6 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--seed", type=int, default=1)
     add("--db", help="database URL (default: a fresh SQLite file per run)")
     add("--soak", type=float, metavar="MINUTES", help="one long run: server memory and pauses")
+    add("--callgrind", action="store_true",
+        help="count the server's instructions per move in the window (valgrind; ~50x slower:"
+        " use a small load, e.g. --matches 20 --think-ms 20)")  # fmt: skip
+    add(
+        "--profile",
+        metavar="FILE",
+        help="run the server under cProfile and write its statistics to FILE (pstats)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1 or not all(0 <= j <= 1 for j in args.think_jitter):
         parser.error("--repeat takes a positive count, --think-jitter fractions from 0 to 1")
@@ -54,7 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--analysis takes none, tree or both")
     if min(args.nodes) < 1 or (max(args.nodes) > 1 and "postgresql" not in (args.db or "")):
         parser.error("--nodes above 1 needs --db postgresql+asyncpg://...")
-    scalars = {k: getattr(args, k) for k in ("seconds", "warmup", "pairing_window_s", "seed", "db")}
+    if (args.callgrind or args.profile) and (max(args.nodes) > 1 or args.soak is not None):
+        parser.error("--callgrind and --profile watch one node in a plain run (no --nodes, --soak)")
+    if args.callgrind and args.profile:
+        parser.error("--callgrind or --profile, not both")
+    if args.callgrind and not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        parser.error("--callgrind needs valgrind and callgrind_control (apt-get install valgrind)")
+    keys = ("seconds", "warmup", "pairing_window_s", "seed", "db", "callgrind", "profile")
+    scalars = {k: getattr(args, k) for k in keys}
     if soak := args.soak is not None:
         scalars.update(seconds=60 * args.soak, soak_every=10_000)
     base = Config(**scalars)
@@ -86,6 +102,12 @@ def run_once(config: Config) -> Run:
         serve = [ARENA, "serve", "--port", "0", "--db", db, "--db-writer", config.db_writer,
                  "--pairing-window", str(config.pairing_window_s), "--max-connections-per-address",
                  str(4 * config.matches), *["--allow-multi-node"][: config.nodes > 1]]  # fmt: skip
+        counts = Path(tmp, "callgrind.out")
+        if config.profile:  # cProfile's figures, written when the server exits
+            serve = [sys.executable, "-m", "cProfile", "-o", config.profile, *serve]
+        if config.callgrind:  # counting starts off: the client turns it on for the window only
+            serve = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "-q",
+                     f"--callgrind-out-file={counts}", *serve]  # fmt: skip
         procs: list[subprocess.Popen[bytes]] = []
         with contextlib.ExitStack() as stack:
             servers = []
@@ -104,6 +126,8 @@ def run_once(config: Config) -> Run:
                 played = pool.apply_async(client_main, (config, servers, bots))
                 run: Run = played.get(120 + config.warmup + config.seconds + DRAIN_S)
         run.db_ok, run.db_note = asyncio.run(check_db(db, prefix, run))
+        if config.callgrind:
+            run.instructions = callgrind_total(counts)
         if codes := [server.returncode for server in procs if server.returncode != 0]:
             run.db_ok, run.db_note = False, f"server exit code {codes}; {run.db_note}"
         if run.errors or not run.db_ok:  # the logs go with the temporary directory: say why now
@@ -115,6 +139,14 @@ def run_once(config: Config) -> Run:
                 print(f"  server warnings and errors: {len(problems)}, the first {len(shown)}:")
                 print("\n".join(f"    {line}" for line in shown), flush=True)
         return run
+
+
+def callgrind_total(path: Path) -> int:
+    """The instructions a callgrind output file counts (its ``totals:`` line; 0 without one)."""
+    if not path.exists():
+        return 0
+    found = re.search(r"^totals: (\d+)", path.read_text(errors="replace"), re.M)
+    return int(found.group(1)) if found else 0
 
 
 async def check_db(db: str, prefix: str, run: Run) -> tuple[bool, str]:

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import random
+import subprocess
 import time
 import urllib.request
 from collections import Counter
@@ -170,6 +171,18 @@ class _Crowd:
         servers = sum(cpu_seconds(s.pid) for s in self.servers)
         return servers, sum(map(cpu_seconds, children)), time.process_time(), pg
 
+    async def count_instructions(self, on: bool) -> None:
+        """``--callgrind``: turn the server's instruction count on or off; the moves confirmed
+        while it was on are the ones it counted (up to the toggles' own delay)."""
+        if not self.config.callgrind:
+            return
+        if not on:
+            self.run.counted_moves = self.run.moves - self.run.counted_moves
+        command = ["callgrind_control", "-i", "on" if on else "off", str(self.server.pid)]
+        await asyncio.to_thread(subprocess.run, command, check=True, stdout=subprocess.DEVNULL)
+        if on:
+            self.run.counted_moves = self.run.moves
+
     async def play(self, bots: Sequence[tuple[str, str]]) -> Run:
         self.loop, config, run, n = asyncio.get_running_loop(), self.config, self.run, len(bots)
         homes = [f"ws://{self.servers[i % len(self.servers)].address}/" for i in range(n)]
@@ -183,6 +196,7 @@ class _Crowd:
         for bot in players:
             self.loop.call_later(arrivals.uniform(0.0, config.warmup / 2), bot.seek)
         await asyncio.sleep(config.warmup)
+        await self.count_instructions(True)
         opened, live = self.cpu(), []
         while time.perf_counter() < self.window[1]:
             live.append(self.in_match / 2)
@@ -192,6 +206,7 @@ class _Crowd:
                 print(f"  {done:,} matches finished: server RSS {rss:.1f} MiB", flush=True)
             await asyncio.sleep(0.1)
         run.cpu = tuple((b - a) / config.seconds for a, b in zip(opened, self.cpu(), strict=True))
+        await self.count_instructions(False)
         run.live, self.stopping = sum(live) / len(live), True
         for bot in (bot for bot in players if bot.seeking):
             bot.wire.send('{"type":"cancel_seek"}')

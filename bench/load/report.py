@@ -33,6 +33,8 @@ class Config:
     soak_every: int = 0  # finished matches between two soak samples (0: no soak)
     nodes: int = 1  # arena nodes sharing the database (more than 1: PostgreSQL)
     analysis: str = "none"  # "tree": every move reports a search (bench.load.bots.ANALYSIS)
+    callgrind: bool = False  # the server under valgrind's callgrind: instructions per move
+    profile: str | None = None  # the server under cProfile, its statistics written here
 
 
 @dataclass(slots=True)
@@ -52,6 +54,9 @@ class Run:
     # Per match started in the window, later seek -> last match_start: players on 1 node, 2.
     pair_ms: tuple[array[float], ...] = field(default_factory=lambda: (array("d"), array("d")))
     errors: Counter[str] = field(default_factory=Counter)
+    # --callgrind: the server's instructions while counting was on, and the moves confirmed then
+    instructions: int = 0
+    counted_moves: int = 0
     soak: list[Mark] = field(default_factory=list)  # a Mark per ``soak_every`` ended matches
     db_ok: bool = False
     db_note: str = "not checked"
@@ -64,6 +69,11 @@ class Run:
     def us_per_move(self, *parts: int) -> float:
         """CPU per confirmed move of ``cpu[parts]`` together, in microseconds."""
         return sum(self.cpu[i] for i in parts) / self.moves_per_s * 1e6 if self.moves_per_s else NAN
+
+    @property
+    def instructions_per_move(self) -> float:
+        """The server's user-space instructions per confirmed move (``--callgrind``; else NaN)."""
+        return self.instructions / self.counted_moves if self.counted_moves else NAN
 
     def misses(self) -> list[str]:
         """What this run fell short of in the target; empty when it met all of it."""
@@ -95,6 +105,7 @@ _COLUMNS: tuple[tuple[str, Callable[[Run], float], str], ...] = (
     ("bots us", lambda r: r.us_per_move(2), ".0f"),
     ("all us", lambda r: r.us_per_move(0, 1, 2), ".0f"),
     ("pg us", lambda r: r.us_per_move(3), ".0f"),
+    ("srv kIr", lambda r: r.instructions_per_move / 1000, ".1f"),
     ("pair p99", lambda r: quantile(r.pair_ms[0], 0.99), ".1f"),
     ("x-node p99", lambda r: quantile(r.pair_ms[1], 0.99), ".1f"),
 )
@@ -131,7 +142,7 @@ def legend(runs: Sequence[Run]) -> str:
     return (
         "p50/p99/max: server-added latency (move -> moved in the kernel; client: handled); us: CPU"
         f" per move (budget {budget:.0f}; all: +writer, fit); pair: later seek -> last"
-        " match_start\n"
+        " match_start; kIr: the server's instructions per move, thousands (--callgrind)\n"
         f"target: {TARGET_MATCHES} matches, {TARGET_MOVES_PER_S:,.0f} moves/s, p99 <="
         f" {TARGET_P99_MS:g} ms, all persisted: met in {sum(not r.misses() for r in runs)}"
         f" of {len(runs)} runs"
