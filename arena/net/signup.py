@@ -115,9 +115,7 @@ class SignUp:
         self.created += 1
         log.info("bot %s signed up from %s", name, request.remote)
         response = json_response({"name": name, "token": token}, 201)
-        return HttpResponse(
-            response.status, response.body, headers={"Cache-Control": "no-store"}
-        )
+        return HttpResponse(response.status, response.body, headers={"Cache-Control": "no-store"})
 
     def _admit(self, address: str) -> float | None:
         """Count one request from ``address``; None if allowed, else seconds to wait."""

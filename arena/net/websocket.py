@@ -1,11 +1,13 @@
 """One websocket connection after its handshake: messages in, messages out, pings, closing.
 
 ``WebSocketConnection`` is the ``asyncio.Protocol`` of a connection once the
-listener has accepted its upgrade. Framing is entirely websockets' Sans-I/O
+listener has accepted its upgrade. Framing is websockets' Sans-I/O
 ``ServerProtocol`` (its public API: ``receive_data``, ``events_received``,
-``send_text``, ``send_ping``, ``send_close``, ``data_to_send``), so every
-frame is parsed once, by websockets; this class only moves bytes and
-decides what a message means for the connection.
+``send_text``, ``send_ping``, ``send_close``, ``data_to_send``), except for
+the plain data frames a move is made of, which ``arena.net.data_frames``
+reads and writes itself (every other frame, and every close, is websockets'
+to parse and answer); this class moves bytes and decides what a message
+means for the connection.
 
 Incoming: each complete message (a text frame, or the fragments of one) is
 handed to ``on_message`` as it arrives, from ``data_received``: the message
@@ -13,15 +15,16 @@ is parsed and, for a move, refereed, and the answers it caused are written,
 before the event loop does anything else. Messages that must wait for the
 database (``InOrder`` in ``arena.net.gateway``) can pause reading.
 
-Outgoing: ``send`` never blocks. It queues the message's JSON (serialized
-once per message object, so a broadcast serializes once) and marks the
-connection in its loop's ``Outbox``. The outbox writes each marked
-connection's queue in one ``transport.write`` after the incoming message
-being handled, or at the end of the loop's turn for messages queued by
-timers and tasks: a ``moved`` and the ``your_turn`` after it cost one
-system call. Messages wait in the queue only while the socket is backed up;
-a client that lets ``queue_size`` messages pile up is not reading and is
-dropped (close 1008) instead of growing memory or holding a match.
+Outgoing: ``send`` never blocks. It queues the message as a text frame
+(serialized and framed once per message object, so a broadcast does it
+once) and marks the connection in its loop's ``Outbox``. The outbox writes
+each marked connection's queue in one ``transport.write`` after the
+incoming message being handled, or at the end of the loop's turn for
+messages queued by timers and tasks: a ``moved`` and the ``your_turn``
+after it cost one system call. Messages wait in the queue only while the
+socket is backed up; a client that lets ``queue_size`` messages pile up is
+not reading and is dropped (close 1008) instead of growing memory or
+holding a match.
 
 Round trip: ``ping`` sends a websocket ping; the pong's delay is added to
 the connection's ``RoundTrip`` (whose floor is credited on the bot's clock).
@@ -40,6 +43,13 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
+from arena.net.data_frames import (
+    frame_span,
+    plain_payload,
+    text_frame,
+    text_payload,
+    writes_directly,
+)
 from arena.play.roundtrip import RoundTrip
 from protocol.messages import CloseCode, Error, ErrorCode, ServerMessage
 
@@ -51,12 +61,15 @@ Data = str | bytes
 WRITE_HIGH_WATER = 64 * 1024
 """Bytes the transport may hold unsent before further messages wait in our own queue."""
 
+TEXT_FIN = 0x81
+"""The first byte of a final text frame."""
+
 _BACKED_UP_RETRY_S = 0.02
 """How often a connection whose socket is backed up tries to hand over what waits."""
 
 
 class _LastPayload:
-    """The JSON bytes of the last message serialized, to reuse for the same object."""
+    """The text frame of the last message serialized, to reuse for the same object."""
 
     __slots__ = ("message", "payload")
 
@@ -67,7 +80,7 @@ class _LastPayload:
     def of(self, message: ServerMessage) -> bytes:
         # Identity, not equality: messages are immutable, and a broadcast sends one object.
         if message is not self.message:
-            self.payload = message.to_json().encode()
+            self.payload = text_frame(message.to_json().encode())
             self.message = message
         return self.payload
 
@@ -158,6 +171,10 @@ class WebSocketConnection(asyncio.Protocol):
         self._marked = False
         self._retry: asyncio.TimerHandle | None = None
         self._closing = False
+        self._partial_head = b""
+        """The start of a frame whose header has not all arrived (at most 13 bytes)."""
+        self._owed = 0
+        """Bytes of the frame websockets is reading that have not arrived yet."""
         self._fragments: list[bytes] = []
         self._text = False
         self._early: list[Data] = []
@@ -251,15 +268,51 @@ class WebSocketConnection(asyncio.Protocol):
             # queue_size) and retry shortly, instead of growing the transport's buffer.
             self._retry = self._loop.call_later(_BACKED_UP_RETRY_S, self.write_pending)
             return
-        for payload in self._pending:
-            protocol.send_text(payload)
+        if writes_directly(protocol):
+            # What websockets queued (a pong) goes first, then every frame, in one write.
+            frames = protocol.data_to_send()
+            frames.extend(self._pending)
+            self._pending.clear()
+            self.transport.write(b"".join(frames))
+            return
+        for frame in self._pending:
+            protocol.send_text(text_payload(frame))
         self._pending.clear()
         self._write_protocol_output()
 
     # asyncio.Protocol -----------------------------------------------------------
 
     def data_received(self, data: bytes) -> None:
-        """Feed websockets' parser; deliver each complete message; answer what it queued."""
+        """Deliver each complete message; websockets reads every frame but plain ones
+        (``arena.net.data_frames``), and what it parsed is acted on in the frames' order."""
+        if self._partial_head:
+            data, self._partial_head = self._partial_head + data, b""
+        protocol, offset, size = self.protocol, 0, len(data)
+        while offset < size:
+            if self._owed:  # websockets is part way through a frame: the frame's rest is its
+                take = min(self._owed, size - offset)
+                self._owed -= take
+                self._websockets_reads(data[offset : offset + take])
+                offset += take
+                continue
+            if protocol.state is not State.OPEN:  # closing: whatever follows is websockets'
+                self._websockets_reads(data[offset:])
+                return
+            span = frame_span(data, offset)
+            if span is None:  # a few bytes of a header: wait for the rest
+                self._partial_head = data[offset:]
+                return
+            header, length = span
+            end = offset + header + length
+            if end <= size:
+                payload = plain_payload(data, offset, header, end, protocol)
+                if payload is not None:
+                    self._message(payload, data[offset] == TEXT_FIN)
+                    offset = end
+                    continue
+            self._owed = header + length
+
+    def _websockets_reads(self, data: bytes) -> None:
         protocol = self.protocol
         protocol.receive_data(data)
         self.handle_events(protocol.events_received())
@@ -292,6 +345,9 @@ class WebSocketConnection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         """The client half-closed: let websockets conclude, then close our side."""
+        if self._partial_head:
+            self.protocol.receive_data(self._partial_head)
+            self._partial_head = b""
         self.protocol.receive_eof()
         self._write_protocol_output()
         return None
