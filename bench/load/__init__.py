@@ -11,4 +11,5 @@ own loop lag, the lag less the wait for a CPU, over 20 ms). Linux only.
 
     python -m bench.load --think-ms 80 --pairing-window 0.05 --repeat 3  # the target
     python -m bench.load --nodes 1,2 --db postgresql+asyncpg://postgres@127.0.0.1/test
+    python -m bench.load --callgrind --matches 20 --think-ms 20  # server instructions per move
 """

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import pstats
+import shutil
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,6 +60,27 @@ def test_with_analysis_every_move_stores_the_report(tmp_path: Path) -> None:
     reports = [text for text in stored if text is not None]
     assert len(stored) == run.moves and len(reports) > len(stored) / 2
     assert all(text == ANALYSIS for text in reports) and '"tree":[' in ANALYSIS
+
+
+@pytest.mark.skipif(shutil.which("callgrind_control") is None, reason="needs valgrind")
+def test_callgrind_counts_the_servers_instructions_over_the_window(tmp_path: Path) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'load.db'}"
+    config = Config(matches=2, seconds=3.0, warmup=1.0, think_ms=20.0, db=db, callgrind=True)
+    run = run_once(config)
+    assert run.db_ok and not run.errors, (run.db_note, run.errors)
+    assert 0 < run.counted_moves <= run.moves
+    # A move costs the server some hundreds of thousands of instructions (Python included):
+    # far more than the loop's idle ticks, far less than its start-up (not counted).
+    assert 20_000 < run.instructions_per_move < 5_000_000, run.instructions_per_move
+
+
+def test_profile_writes_the_servers_statistics(tmp_path: Path) -> None:
+    out = tmp_path / "server.prof"
+    config = Config(matches=2, seconds=1.0, warmup=0.3, db=f"sqlite+aiosqlite:///{tmp_path}/l.db")
+    run = run_once(replace(config, profile=str(out)))
+    assert run.db_ok, run.db_note
+    functions = {name for (_, _, name) in pstats.Stats(str(out)).stats}  # type: ignore[attr-defined]
+    assert "parse_compact_move" in functions  # the moves went through the profiled server
 
 
 @pytest.mark.parametrize("args", [["--think-jitter", "1.5"], ["--repeat", "0"]])
