@@ -27,6 +27,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 os.environ.setdefault("ARENA_LEADERBOARD_FIT", "thread")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Worker processes for ``-n auto`` (pyproject's addopts): two, the machine's cores (the
+    project's rule: the suite on 2 cores), but none for the benchmarks (they measure, alone),
+    nor for named tests (``path::name``: starting workers costs more than it saves).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides."""
+    configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if configured:
+        return int(configured)
+    markers = config.option.markexpr or ""
+    if "bench" in markers and "not bench" not in markers:
+        return 0
+    if config.args and all("::" in arg for arg in config.args):
+        return 0
+    return min(2, len(os.sched_getaffinity(0)))
+
+
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[Store]:
     """A fresh store in a SQLite file under ``tmp_path``."""

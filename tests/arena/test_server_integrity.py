@@ -169,8 +169,10 @@ def _refusal(command: list[str], db: str) -> tuple[int, str, float]:
 @pytest.mark.skipif(sys.platform != "linux", reason="the connection errors are Linux's")
 def test_every_command_refuses_a_bad_database_in_one_line(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing.db")
-    # Every command meets every kind of bad URL across the cases (they share one opening path).
-    cases = [(c, BAD_URLS[i % len(BAD_URLS)]) for i, c in enumerate(COMMANDS * 2)]
+    # Every command meets a bad URL and every kind of bad URL meets three commands (they
+    # share one opening path). Each pair once: ``COMMANDS * 2`` drew the same URL for command
+    # i and command i + 9, so it ran every pair twice.
+    cases = [(c, BAD_URLS[i % len(BAD_URLS)]) for i, c in enumerate(COMMANDS)]
     cases += [(c, missing) for c in READ_ONLY]
     with ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda case: _refusal(*case), cases))
