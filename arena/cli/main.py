@@ -22,7 +22,10 @@ plain file path means a SQLite file)::
     arena ladder --game connect4 [--sims 50,100,...] [--games-per-pair 40]
     arena analyse MATCH_ID | --all [--since DATE] [--budget-ms 100] [--jobs N]
 
-Each command lives in its own module with a ``register`` function (``COMMANDS``).
+Each command lives in its own module with a ``register`` function
+(``COMMAND_MODULES``); a run imports only the module of the command it was
+given (the others pull in SciPy, the analysis runner and the demo's bots:
+about a second of start-up), ``arena --help`` all of them.
 A failure a person can act on (``ArenaError``) is one line on stderr and exit
 status 2, never a traceback.
 """
@@ -30,53 +33,52 @@ status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from arena.cli import (
-    analyse,
-    bots,
-    demo,
-    export,
-    ladder,
-    play,
-    ratings,
-    serve,
-    tournament,
-    watch,
-)
 from arena.cli.common import Register, common_parser
 from arena.errors import ArenaError
 
-COMMANDS: tuple[Register, ...] = (
-    serve.register,
-    demo.register,
-    watch.register,
-    play.register,
-    bots.register,
-    ratings.register,
-    export.register,
-    tournament.register,
-    ladder.register,
-    analyse.register,
-)
-"""Every subcommand, in the order ``--help`` lists them."""
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "serve": ("serve",),
+    "demo": ("demo",),
+    "watch": ("watch",),
+    "play": ("play",),
+    "bots": ("bots",),
+    "ratings": ("leaderboard", "h2h", "ratings"),
+    "export": ("export",),
+    "tournament": ("tournament",),
+    "ladder": ("ladder",),
+    "analyse": ("analyse",),
+}
+"""Every module of ``arena.cli`` that registers commands, in the order ``--help`` lists
+them, and the commands it registers (a test holds this to what each one registers)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``arena`` command."""
+def register_of(module: str) -> Register:
+    """The ``register`` function of ``arena.cli.<module>`` (importing it)."""
+    register: Register = importlib.import_module(f"arena.cli.{module}").register
+    return register
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``arena`` command: every command, or only ``command``'s
+    module when it names one (what a run needs)."""
     common = common_parser()
     parser = argparse.ArgumentParser(prog="arena", description="MCTS Arena server and admin.")
     commands = parser.add_subparsers(dest="command", required=True)
-    for register in COMMANDS:
-        register(commands, common)
+    modules = [m for m, names in COMMAND_MODULES.items() if command is None or command in names]
+    for module in modules or COMMAND_MODULES:
+        register_of(module)(commands, common)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``arena`` console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     try:
         status: int = args.run(args)
         return status
