@@ -97,14 +97,14 @@ def plain_payload(
     data: bytes, offset: int, header: int, end: int, protocol: ServerProtocol
 ) -> bytes | None:
     """The unmasked payload of the whole frame ``data[offset:end]`` if it is a plain message
-    (see the module docstring) for ``protocol``; None: websockets reads it."""
+    (see the module docstring) for ``protocol``, whose connection the caller found open;
+    None: websockets reads it."""
     first = data[offset]
     if (
         (first != _FIN_TEXT and first != _FIN_BINARY)
         or header == 2  # unmasked: a client must mask
         or protocol.current_size is not None  # a fragmented message is open
         or protocol.extensions
-        or protocol.state is not State.OPEN
     ):
         return None
     limit = protocol.max_message_size

@@ -46,10 +46,14 @@ async def play_out(client: Client, matches: int) -> list[MatchEnd]:
     return ends
 
 
-async def two_matches(bot: BotFactory, **login: Any) -> tuple[Client, Client, Client, str, str]:
-    """Two workers of alice, each in its own match against bob (two seats, one login)."""
-    w1 = await bot("alice", worker=True, **login)
-    w2 = await bot("alice", worker=True, **login)
+async def two_matches(
+    bot: BotFactory, worker_ids: tuple[str | None, str | None] = (None, None), **login: Any
+) -> tuple[Client, Client, Client, str, str]:
+    """Two workers of alice (with ``worker_ids``, where given), each in its own match against
+    bob (two seats, one login)."""
+    ids = [{} if worker_id is None else {"worker_id": worker_id} for worker_id in worker_ids]
+    w1 = await bot("alice", worker=True, **ids[0], **login)
+    w2 = await bot("alice", worker=True, **ids[1], **login)
     bob = await bot("bob", max_matches=2, **login)
     await seek(w1)
     await seek(bob)
@@ -189,15 +193,8 @@ async def test_a_worker_back_on_a_new_connection_takes_over_its_half_open_one(
     server: ArenaServer, bot: BotFactory
 ) -> None:
     presence = server.parts.presence
-    w1 = await bot("alice", worker=True, worker_id="w-1")
-    w2 = await bot("alice", worker=True, worker_id="w-2")  # another worker: joins
-    bob = await bot("bob", max_matches=2)
-    await seek(w1)
-    await seek(bob)
-    first = (await w1.expect(MatchStart)).match_id
-    await seek(w2)
-    await seek(bob)
-    second = (await w2.expect(MatchStart)).match_id
+    # w-2 is another worker: it joins w-1.
+    w1, w2, bob, first, second = await two_matches(bot, ("w-1", "w-2"))
     assert presence.max_matches["alice"] == 2
     # w1 comes back on a new connection while the server still holds the old one open.
     back = await bot("alice", worker=True, worker_id="w-1")
