@@ -15,7 +15,11 @@ file, it times (median of ``--repeats``, milliseconds):
 - the two parts of that rebuild alone: ``Store.leaderboard_inputs`` (one
   ``GROUP BY`` over every rated match) and ``build_board`` (the fit);
 - ``GET /api/bots/NAME`` of one bot, first after a rebuild (history path computed)
-  and then again (cached path; the store queries still run).
+  and then again (cached path; the store queries still run);
+- how long a whole rebuild (read and fit) holds the event loop, in the server's
+  fit process (``FitProcess``: the child reads and fits) and in a worker thread
+  (``ThreadFit``: the read on the loop, the fit in the thread): the longest gap
+  of a 1 ms sleep loop during the rebuild (``held``), and the rebuild's time.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from typing import Any
 import numpy as np
 
 from arena.leaderboard import build_board
+from arena.leaderboard.cache import FIT_SHARE
+from arena.leaderboard.fit_process import FitProcess, Fitter, ThreadFit
 from arena.server import ArenaConfig, ArenaServer
 from arena.store import Store
 from protocol.games import Termination
@@ -152,7 +158,20 @@ async def measure(path: Path, repeats: int) -> list[tuple[str, float, str]]:
         cached = await median_ms(max(repeats, 25), get(board_path), nothing)
         assert server.leaderboards.fits == fits, "a cached GET fitted"
         rows.append(("GET /api/leaderboard, cached", cached, f"{len(entries)} entries"))
-        fresh = await median_ms(repeats, get(board_path), new_result)
+        rebuilt = [0.0]  # how long the last GET after a result took (its read and fit)
+
+        async def rested_result() -> None:
+            # The board is rebuilt only once the last fit has rested (FIT_SHARE), which
+            # after a rebuild of d seconds takes 3d: wait that out, or the GET is cached.
+            await asyncio.sleep(rebuilt[0] * (1.0 / FIT_SHARE - 1.0) + 0.01)
+            await new_result()
+
+        async def get_rebuilt() -> None:
+            begin = time.perf_counter()
+            await http_get(port, board_path)
+            rebuilt[0] = time.perf_counter() - begin
+
+        fresh = await median_ms(repeats, get_rebuilt, rested_result)
         assert server.leaderboards.fits == fits + repeats, "each GET after a result fits once"
         rows.append(("GET /api/leaderboard after a result", fresh, "read + fit in the GET"))
 
@@ -168,13 +187,54 @@ async def measure(path: Path, repeats: int) -> list[tuple[str, float, str]]:
 
         rows.append(("  build_board (the fit)", await median_ms(repeats, fit, nothing), ""))
         page = f"/api/bots/{bot}"
-        first = await median_ms(repeats, get(page), new_result)
+        first = await median_ms(repeats, get(page), rested_result)
         rows.append(("GET /api/bots/NAME after a result", first, "history path computed"))
         again = await median_ms(repeats, get(page), nothing)
         games = (await http_get(port, page))["ratings"][0]["games"]
         rows.append(("GET /api/bots/NAME again", again, f"{games} games, path cached"))
     finally:
         await server.shutdown()
+        await store.close()
+    return rows
+
+
+async def longest_gap(work: Awaitable[object]) -> tuple[float, float]:
+    """``work``'s time and the longest gap between the turns of a 1 ms sleep loop while it
+    runs (seconds): how long ``work`` kept the event loop from running anything else."""
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.sleep(0.01)
+    begin = time.perf_counter()
+    await work
+    took = time.perf_counter() - begin
+    ticker.cancel()
+    return took, max(gaps)
+
+
+async def loop_held(path: Path, repeats: int) -> list[tuple[str, float, str]]:
+    """The rows of a whole rebuild's hold on the event loop, by where the fit runs."""
+    store = await Store.open(f"sqlite+aiosqlite:///{path}")
+    process = FitProcess()
+    rows = []
+    try:
+        fitters: list[tuple[str, Fitter]] = [("fit process", process), ("thread", ThreadFit())]
+        for label, fitter in fitters:
+            await fitter.build(store, GAME, 0, None)  # the child started, the modules imported
+            runs = [await longest_gap(fitter.build(store, GAME, 0, None)) for _ in range(repeats)]
+            took = statistics.median(t for t, _ in runs) * 1000.0
+            held = statistics.median(g for _, g in runs) * 1000.0
+            rows.append((f"rebuild in the {label}: loop held", held, f"rebuild {took:.0f} ms"))
+    finally:
+        await process.close()
         await store.close()
     return rows
 
@@ -187,7 +247,7 @@ async def run(args: argparse.Namespace) -> None:
             begin = time.perf_counter()
             await build_database(path, args.bots, args.games, args.seed)
             print(f"built {path} in {time.perf_counter() - begin:.1f} s")
-        rows = await measure(path, args.repeats)
+        rows = await measure(path, args.repeats) + await loop_held(path, args.repeats)
     print(f"{args.bots} bots, {args.games:,} rated games; median of {args.repeats} (cached: ≥25)")
     print(f"{'what':<40} {'ms':>9}  note")
     for what, ms, note in rows:

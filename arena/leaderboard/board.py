@@ -16,7 +16,7 @@ and most never build a board. The first build pays it, in the fit process
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,7 @@ from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
     from arena.stats import BotRating, EloInterval, PairResult, RatingFit
-    from arena.stats.rating_fit import Weights
+    from arena.stats.rating_fit import IntArray, Weights
 
 DECIMALS = 1
 """Ratings, intervals and Elo go out rounded to a tenth of a point."""
@@ -44,6 +44,107 @@ Cell = tuple[str, str, int, int, int]
 
 
 @dataclass(frozen=True, eq=False)
+class PairCells:
+    """A board's rated games per ordered pair of seats, packed: each bot's name once, then
+    per cell two indices into ``names`` and three counts, in numpy arrays.
+
+    Why packed: the fit process sends the board to the server, and a long-running
+    arena's board holds a cell per pair of bots that have met (about 100,000 for 400
+    bots). As objects, unpickling them held the server's event loop for a tenth of a
+    second per refit; as arrays, they are three buffers. Iterating gives the cells as
+    ``PairResult``s, in the order they were packed.
+    """
+
+    names: tuple[str, ...]
+    seats: IntArray
+    """Shape ``(n, 2)``: the bot's and the opponent's index in ``names``."""
+    counts: IntArray
+    """Shape ``(n, 3)``: the bot's wins, draws and losses against the opponent."""
+
+    @classmethod
+    def pack(cls, cells: Iterable[Cell]) -> PairCells:
+        """The cells packed, in the order given."""
+        import numpy as np
+
+        index: dict[str, int] = {}
+        seats: list[int] = []
+        counts: list[int] = []
+        for bot, opponent, wins, draws, losses in cells:
+            seats += (index.setdefault(bot, len(index)), index.setdefault(opponent, len(index)))
+            counts += (wins, draws, losses)
+        return cls(
+            tuple(index),
+            np.array(seats, dtype=np.int64).reshape(-1, 2),
+            np.array(counts, dtype=np.int64).reshape(-1, 3),
+        )
+
+    def __len__(self) -> int:
+        return len(self.seats)
+
+    def __iter__(self) -> Iterator[PairResult]:
+        from arena.stats import PairResult
+
+        names = self.names
+        for (i, j), (wins, draws, losses) in zip(
+            self.seats.tolist(), self.counts.tolist(), strict=True
+        ):
+            yield PairResult(names[i], names[j], wins, draws, losses)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PairCells):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
+
+    def digest(self) -> bytes:
+        """A fingerprint of the cells (names, pairs, counts, in order): equal cells, equal
+        digests, so a read that found nothing new is known without sending the cells."""
+        import hashlib
+
+        hasher = hashlib.blake2b(digest_size=16)
+        hasher.update("\0".join(self.names).encode())
+        hasher.update(self.seats.tobytes())
+        hasher.update(self.counts.tobytes())
+        return hasher.digest()
+
+    def record(self, bot: str, opponent: str) -> tuple[int, int, int]:
+        """``(wins, draws, losses)`` of ``bot`` against ``opponent``, both seat orders."""
+        if bot not in self.names or opponent not in self.names:
+            return 0, 0, 0
+        i, j = self.names.index(bot), self.names.index(opponent)
+        seats, counts = self.seats, self.counts
+        ahead = counts[(seats[:, 0] == i) & (seats[:, 1] == j)].sum(axis=0)
+        behind = counts[(seats[:, 0] == j) & (seats[:, 1] == i)].sum(axis=0)
+        return (
+            int(ahead[0] + behind[2]),
+            int(ahead[1] + behind[1]),
+            int(ahead[2] + behind[0]),
+        )
+
+    def opponents(self, bot: str) -> dict[str, tuple[int, int, int]]:
+        """``bot``'s ``(wins, draws, losses)`` per opponent it has met, first met first."""
+        if bot not in self.names:
+            return {}
+        me = self.names.index(bot)
+        found: dict[str, list[int]] = {}
+        for (i, j), (wins, draws, losses) in zip(
+            self.seats.tolist(), self.counts.tolist(), strict=True
+        ):
+            if i == me:
+                tally = found.setdefault(self.names[j], [0, 0, 0])
+                tally[0] += wins
+                tally[1] += draws
+                tally[2] += losses
+            elif j == me:
+                tally = found.setdefault(self.names[i], [0, 0, 0])
+                tally[0] += losses
+                tally[1] += draws
+                tally[2] += wins
+        return {name: (w, d, lost) for name, (w, d, lost) in found.items()}
+
+
+@dataclass(frozen=True, eq=False)
 class Board:
     """A game's leaderboard as of one read of the database."""
 
@@ -52,7 +153,7 @@ class Board:
     """The fit over every rated game, removed bots included (their games inform the others)."""
     shown: RatingFit
     """``fit`` restricted to the bots on the board (active, rated), ranked among themselves."""
-    cells: tuple[PairResult, ...]
+    cells: PairCells
     """The rated games per ordered pair of seats the fit was made from."""
     version: int
     """Counts the boards built by one ``Leaderboards``; a new number means new numbers."""
@@ -84,29 +185,11 @@ class Board:
 
     def record(self, bot: str, opponent: str) -> tuple[int, int, int]:
         """``(wins, draws, losses)`` of ``bot`` against ``opponent`` in rated games."""
-        wins = draws = losses = 0
-        for cell in self.cells:
-            if cell.bot == bot and cell.opponent == opponent:
-                wins, draws, losses = wins + cell.wins, draws + cell.draws, losses + cell.losses
-            elif cell.bot == opponent and cell.opponent == bot:
-                wins, draws, losses = wins + cell.losses, draws + cell.draws, losses + cell.wins
-        return wins, draws, losses
+        return self.cells.record(bot, opponent)
 
     def opponents(self, bot: str) -> dict[str, tuple[int, int, int]]:
         """``bot``'s ``(wins, draws, losses)`` per opponent it has met."""
-        found: dict[str, list[int]] = {}
-        for cell in self.cells:
-            if cell.bot == bot:
-                tally = found.setdefault(cell.opponent, [0, 0, 0])
-                tally[0] += cell.wins
-                tally[1] += cell.draws
-                tally[2] += cell.losses
-            elif cell.opponent == bot:
-                tally = found.setdefault(cell.bot, [0, 0, 0])
-                tally[0] += cell.losses
-                tally[1] += cell.draws
-                tally[2] += cell.wins
-        return {name: (w, d, lost) for name, (w, d, lost) in found.items()}
+        return self.cells.opponents(bot)
 
     def difference(self, a: str, b: str) -> FittedDifference | None:
         """The fitted rating difference ``a − b`` with its interval; None unless both are rated."""
@@ -227,14 +310,29 @@ def build_board(
 def fit_board(game: str, names: Sequence[str], cells: Iterable[Cell], version: int = 0) -> Board:
     """``build_board`` from the shown bots' names and plain cells: what the fit process is
     sent (pickling the store's records costs the server several times as much)."""
-    from arena.stats import PairResult, fit_ratings
+    return _fit_packed(game, names, PairCells.pack(cells), version)
 
-    results = tuple(PairResult(*cell) for cell in cells)
-    fit = fit_ratings(results, bots=names, weights=WEIGHTS)
-    return Board(
-        game=game,
-        fit=fit,
-        shown=fit.only(names),
-        cells=results,
-        version=version,
-    )
+
+def fit_if_new(
+    game: str, names: Sequence[str], cells: Iterable[Cell], version: int, known: bytes | None
+) -> tuple[Board, bytes] | None:
+    """``fit_board`` and the inputs' digest, or None when the digest is ``known`` (the
+    board fitted from these same inputs is the one the caller holds)."""
+    packed = PairCells.pack(cells)
+    digest = _inputs_digest(names, packed)
+    if digest == known:
+        return None
+    return _fit_packed(game, names, packed, version), digest
+
+
+def _inputs_digest(names: Sequence[str], cells: PairCells) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b("\0".join(names).encode() + cells.digest(), digest_size=16).digest()
+
+
+def _fit_packed(game: str, names: Sequence[str], cells: PairCells, version: int) -> Board:
+    from arena.stats import fit_ratings
+
+    fit = fit_ratings(tuple(cells), bots=names, weights=WEIGHTS)
+    return Board(game=game, fit=fit, shown=fit.only(names), cells=cells, version=version)

@@ -38,14 +38,13 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from arena.leaderboard.board import UNRATED, Board
-from arena.leaderboard.fit_process import Fitter, ThreadFit
+from arena.leaderboard.fit_process import BoardReadError, BoardSource, Fitter, ThreadFit
 from arena.play.lobby import check_game
 from arena.play.match import Match
-from arena.store import LeaderboardRow, database_outage
-from arena.store.queries import PairCell
+from arena.store import database_outage
 from protocol.games import GAMES
 from protocol.messages import Analysis, MatchEnd, Moved
 
@@ -65,20 +64,13 @@ Spawn = Callable[[Coroutine[Any, Any, None], str], object]
 """Runs a coroutine as a supervised task (``Supervisor.spawn``)."""
 
 
-class LeaderboardSource(Protocol):
-    """What a board is read from (``Store.leaderboard_inputs``)."""
-
-    async def leaderboard_inputs(self, game: str) -> tuple[list[LeaderboardRow], list[PairCell]]:
-        """The active rated bots' rows and the rated games per ordered pair of seats."""
-        ...
-
-
 @dataclass(eq=False)
 class _Slot:
     """One game's cache entry."""
 
     board: Board | None = None
-    inputs: tuple[tuple[LeaderboardRow, ...], tuple[PairCell, ...]] | None = None
+    digest: bytes | None = None
+    """The digest of the inputs ``board`` was fitted from (``Fitter.build``)."""
     started: float = -1e18
     """When the last build began (clock seconds)."""
     paced_from: float = -1e18
@@ -114,7 +106,7 @@ class Leaderboards:
 
     def __init__(
         self,
-        source: LeaderboardSource,
+        source: BoardSource,
         *,
         refresh_s: float = REFRESH_S,
         max_age_s: float = MAX_AGE_S,
@@ -255,24 +247,27 @@ class Leaderboards:
             slot.started = self._clock()
             slot.paced_from = slot.started if paced else -1e18
             slot.dirty = False  # a result committed from now on needs another build
+            fit_began = self._clock()
+            known = slot.digest if slot.board is not None else None
             try:
-                rows, cells = await self._source.leaderboard_inputs(game)
-            except Exception as exc:
+                # A number per read, unique even when two games build at once; a read
+                # that finds nothing new leaves a gap.
+                self._versions += 1
+                fitted = await self._fitter.build(self._source, game, self._versions, known)
+            except BoardReadError as exc:
                 self._outage.failed(exc)
                 raise
             self._outage.succeeded()
-            inputs = (tuple(rows), tuple(cells))
-            if slot.board is not None and inputs == slot.inputs:
+            fit_ended = self._clock()
+            if fitted is None:  # the same rows and games as the cached board: no refit
+                assert slot.board is not None
                 self._answer(slot, number, slot.board)
                 return slot.board
-            self._versions += 1
-            fit_began = self._clock()
-            board = await self._fitter.build(game, rows, cells, self._versions)
-            fit_ended = self._clock()
             if paced:
                 slot.rested_at = fit_ended + (fit_ended - fit_began) * (1.0 / FIT_SHARE - 1.0)
+            board, slot.digest = fitted
             self.fits += 1
-            slot.board, slot.inputs = board, inputs
+            slot.board = board
         except BaseException:
             slot.dirty = True
             raise

@@ -7,15 +7,21 @@ the machine's cores, and under load it cost the server about a sixth of
 its CPU per move. ``FitProcess`` owns one long-lived child process (spawn
 context: nothing of the server's state is forked), started on the first
 fit, at a lower priority (``FIT_NICENESS``) and with one BLAS/OpenMP thread,
-so a fit takes at most one core and yields it to the event loop. The server
-sends each fit's inputs as plain tuples (the bots' names, the pair cells)
-and gets the ``Board`` back; pickling the store's records instead would
-cost the server several times as much.
+so a fit takes at most one core and yields it to the event loop. The child
+also reads the board's inputs itself, from the server's database
+(``arena.store.reader``): the server sends the game, the database URL and
+the digest of the inputs of the board it holds, and gets back a new
+``Board`` (its pair cells packed in arrays, ``PairCells``) or None when the
+inputs are unchanged. A long-running arena's board holds a cell per pair of
+bots that have met; read and unpickled in the server, 100,000 cells held
+its event loop for a quarter of a second per refit (bench.load ``--soak``).
+A read that fails in the child (the database unreachable) reaches the
+caller as ``BoardReadError``, described as the store describes failures.
 
 A child that dies (killed, out of memory) or stops answering is killed and
 replaced: the fit it was given is retried once in a fresh child. When that
-fails too, the fit runs in the calling thread (``fit_board``, as
-``ThreadFit`` does), and so do the fits of the next ``RETRY_AFTER_S``
+fails too, the board is read and fitted in the server's process
+(``ThreadFit``), and so are those of the next ``RETRY_AFTER_S``
 seconds; then a fresh child is tried again. Failures are logged as an
 outage (``arena.outages``): a line when they start, one a minute while they
 last, one when a child works again; never a traceback per attempt. An
@@ -23,10 +29,11 @@ error raised by the fit itself (not by the process) reaches the caller as
 it would from a thread. ``close`` stops the child; a fit under way then,
 or asked for later, raises ``RuntimeError`` (no child is started again).
 
-``ThreadFit`` is the fit in a worker thread of the server, for where a child
-process is not wanted (``arena serve --leaderboard-fit thread``, in-process
-servers in tests). Both give the same boards: the same function on the same
-inputs, with one BLAS thread either way.
+``ThreadFit`` reads through the server's store and fits in a worker thread
+of the server, for where a child process is not wanted (``arena serve
+--leaderboard-fit thread``, in-process servers in tests). Both give the same
+boards: the same read, the same function on the same inputs, with one BLAS
+thread either way.
 """
 
 from __future__ import annotations
@@ -38,16 +45,18 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.context import SpawnProcess
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from arena.leaderboard.board import Board, Cell, build_board, fit_board
+from arena.leaderboard.board import Board, fit_if_new
 from arena.outages import Outage
 from arena.pipe_child import answer_requests
 from arena.store import LeaderboardRow
+from arena.store.health import DescribedFailure, describe_failure
 from arena.store.queries import PairCell
+from arena.store.reader import BoardInputsReader
 
 log = logging.getLogger(__name__)
 
@@ -65,38 +74,64 @@ ANSWER_TIMEOUT_S = 300.0
 """How long one fit may take before the child counts as hung (2,000 bots: a few seconds)."""
 
 RETRY_AFTER_S = 60.0
-"""After a fit failed in two children running, fits run in the calling thread this long."""
+"""After a fit failed in two children running, fits run in the server's process this long."""
 
-Request = tuple[str, tuple[str, ...], tuple[Cell, ...], int]
-"""One fit as the child gets it: ``fit_board``'s arguments."""
+Request = tuple[str, str, int, bytes | None]
+"""One fit as the child gets it: the database URL, the game, the new board's version and
+the digest of the inputs of the board the server holds."""
+
+Fitted = tuple[Board, bytes]
+"""A new board and the digest of the inputs it was fitted from."""
 
 
-class Fitter(Protocol):
-    """Builds a board from one read of the database, off the event loop."""
+class BoardSource(Protocol):
+    """Where a board's inputs are read (``Store``): in this process, or by URL in another."""
 
-    async def build(
-        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
-    ) -> Board:
-        """``build_board(game, rows, cells, version)``, without blocking the event loop."""
+    async def leaderboard_inputs(self, game: str) -> tuple[list[LeaderboardRow], list[PairCell]]:
+        """The active rated bots' rows and the rated games per ordered pair of seats."""
+        ...
+
+    @property
+    def database_url(self) -> str | None:
+        """The database's URL (with its password) for a child process to read it; None
+        when it cannot (the board is then read and fitted in this process)."""
         ...
 
 
-def request(
-    game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
-) -> Request:
-    """``build_board``'s arguments as ``fit_board``'s: names and plain tuples, cheap to pickle."""
-    plain = tuple((c.bot, c.opponent, c.wins, c.draws, c.losses) for c in cells)
-    return game, tuple(row.bot for row in rows), plain, version
+class BoardReadError(DescribedFailure):
+    """Reading a board's inputs failed (the database unreachable): its message is the
+    store's description of the failure (``describe_failure``)."""
+
+
+class Fitter(Protocol):
+    """Reads a board's inputs and fits them, off the event loop."""
+
+    async def build(
+        self, source: BoardSource, game: str, version: int, known: bytes | None
+    ) -> Fitted | None:
+        """``game``'s board (numbered ``version``) from a fresh read of ``source``, and its
+        inputs' digest; None when that digest is ``known`` (nothing new to fit). A failed
+        read raises ``BoardReadError``."""
+        ...
 
 
 class ThreadFit:
-    """The fit in a worker thread of the server's process (``asyncio.to_thread``)."""
+    """The read through ``source`` in this process, the fit in a worker thread."""
 
     async def build(
-        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
-    ) -> Board:
-        """``build_board`` in a worker thread."""
-        return await asyncio.to_thread(build_board, game, rows, cells, version)
+        self, source: BoardSource, game: str, version: int, known: bytes | None
+    ) -> Fitted | None:
+        """``Fitter.build`` here."""
+        try:
+            rows, cells = await source.leaderboard_inputs(game)
+        except Exception as error:
+            raise BoardReadError(describe_failure(error)) from error
+        names = [row.bot for row in rows]
+        return await asyncio.to_thread(fit_if_new, game, names, cells, version, known)
+
+
+_HERE = object()
+"""``FitProcess._fit``'s answer when no child works: the fit runs in this process."""
 
 
 class _ChildFailed(Exception):
@@ -124,14 +159,27 @@ def _serve(conn: Connection) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)  # for those the spawned interpreter loaded already
+    loop = asyncio.new_event_loop()  # the reader's connections live on it
+    readers: dict[str, BoardInputsReader] = {}
 
-    def fit(received: tuple[Any, ...]) -> Board | BaseException:
+    def fit(received: Request) -> Fitted | BaseException | None:
+        url, game, version, known = received
         try:
-            return fit_board(*received)
+            reader = readers.get(url) or readers.setdefault(url, BoardInputsReader(url))
+            rows, cells = loop.run_until_complete(reader.leaderboard_inputs(game))
+        except Exception as error:
+            return BoardReadError(describe_failure(error))
+        try:
+            return fit_if_new(game, [row.bot for row in rows], cells, version, known)
         except Exception as error:  # the fit's own error, for the caller
             return error
 
-    answer_requests(conn, fit)
+    try:
+        answer_requests(conn, fit)
+    finally:
+        for reader in readers.values():
+            loop.run_until_complete(reader.close())
+        loop.close()
 
 
 class FitProcess:
@@ -150,6 +198,7 @@ class FitProcess:
         self._outage = _FitOutage(log, "the leaderboard fit process", describe=str, clock=clock)
         # One fit on the pipe at a time; held for the whole fit.
         self._lock = threading.Lock()
+        self._here = ThreadFit()
         self.started = 0
         """Children started so far."""
 
@@ -160,20 +209,27 @@ class FitProcess:
         return process.pid if process is not None and process.is_alive() else None
 
     async def build(
-        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
-    ) -> Board:
-        """``build_board(game, rows, cells, version)``, fitted in the child."""
-        return await asyncio.to_thread(self._fit, game, rows, cells, version)
+        self, source: BoardSource, game: str, version: int, known: bytes | None
+    ) -> Fitted | None:
+        """``Fitter.build`` in the child; here, through ``ThreadFit``, while children fail
+        (or when ``source`` has no URL a child could open)."""
+        url = source.database_url
+        if url is not None:
+            reply = await asyncio.to_thread(self._fit, (url, game, version, known))
+            if reply is not _HERE:
+                if isinstance(reply, BaseException):
+                    raise reply
+                return cast("Fitted | None", reply)
+        return await self._here.build(source, game, version, known)
 
     async def close(self) -> None:
         """Stop the child and wait for it; a fit under way is cut short. Idempotent."""
         self._closed = True
         await asyncio.to_thread(self._stop)
 
-    def _fit(
-        self, game: str, rows: Sequence[LeaderboardRow], cells: Sequence[PairCell], version: int
-    ) -> Board:
-        fit = request(game, rows, cells, version)  # here: the event loop's thread goes on
+    def _fit(self, fit: Request) -> object:
+        """The child's reply (an exception to raise, a board, None), or ``_HERE``: no
+        child works, fit in this process."""
         with self._lock:
             if self._closed:
                 raise RuntimeError("the leaderboard fit process is closed")
@@ -188,12 +244,9 @@ class FitProcess:
                         self._outage.failed(error)
                         continue
                     self._outage.succeeded()
-                    if isinstance(reply, BaseException):
-                        raise reply
-                    board: Board = reply
-                    return board
+                    return reply
                 self._retry_at = self._clock() + RETRY_AFTER_S
-            return fit_board(*fit)
+            return _HERE
 
     def _round_trip(self, fit: Request) -> Any:
         if self._process is None:

@@ -29,7 +29,7 @@ from arena.errors import EndNotCommittedError, StoreError
 from arena.ratings import DEFAULT_MODEL, RatingModel
 from arena.store import lease, nodes
 from arena.store.batch_sql import BatchSql
-from arena.store.engine import BEGIN_OPTION, is_sqlite
+from arena.store.engine import is_sqlite, read_sessions
 from arena.store.health import HealthListener, HealthMonitor, Pending, StoreHealth
 from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_batch
 from arena.store.lease import Lease
@@ -75,8 +75,7 @@ class StoreCore:
         self._journal_reserve = journal_reserve_bytes
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         sqlite = is_sqlite(engine)
-        reader = engine.execution_options(**{BEGIN_OPTION: "DEFERRED"}) if sqlite else engine
-        self._read_sessions = async_sessionmaker(reader, expire_on_commit=False)
+        self._read_sessions = read_sessions(engine)
         self._write_gate: AbstractAsyncContextManager[Any] = (
             asyncio.Lock() if sqlite else contextlib.nullcontext()
         )

@@ -20,7 +20,12 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import URL, Connection, Engine
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 DEFAULT_URL = "sqlite+aiosqlite:///arena.db"
 """The database used when none is configured: a SQLite file in the working directory."""
@@ -75,6 +80,13 @@ def make_sync_engine(url: str | URL) -> Engine:
     event.listen(engine, "connect", _sqlite_on_connect)
     event.listen(engine, "begin", _sqlite_on_begin)
     return engine
+
+
+def read_sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions for read-only transactions on ``engine``: on SQLite they begin DEFERRED,
+    so under WAL they never wait for a writer."""
+    reader = engine.execution_options(**{BEGIN_OPTION: "DEFERRED"}) if is_sqlite(engine) else engine
+    return async_sessionmaker(reader, expire_on_commit=False)
 
 
 def is_sqlite(engine: AsyncEngine) -> bool:

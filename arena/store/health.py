@@ -128,8 +128,15 @@ def _chain(error: BaseException) -> list[BaseException]:
     return seen
 
 
+class DescribedFailure(Exception):
+    """A database failure described where it happened (a helper process, by
+    ``describe_failure``), raised again here with that description as its message."""
+
+
 def describe_failure(error: BaseException) -> str:
     """A short human reason for a failed write, such as ``database or disk is full``."""
+    if isinstance(error, DescribedFailure):
+        return str(error)
     chain = _chain(error)
     text = " | ".join(str(item).lower() for item in chain)
     for needles, reason in _REASONS:

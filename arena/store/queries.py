@@ -288,6 +288,13 @@ async def pair_results(session: AsyncSession, game: str) -> list[PairCell]:
     ]
 
 
+async def leaderboard_inputs(
+    session: AsyncSession, game: str
+) -> tuple[list[LeaderboardRow], list[PairCell]]:
+    """``leaderboard(game)`` and ``pair_results(game)``, in the caller's one transaction."""
+    return await leaderboard(session, game), await pair_results(session, game)
+
+
 async def get_bot(session: AsyncSession, name: str) -> BotRecord | None:
     """The bot called ``name`` (active or removed), or None."""
     bot = await session.scalar(select(Bot).where(Bot.name == name))

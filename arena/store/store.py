@@ -561,8 +561,13 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
     async def leaderboard_inputs(self, game: str) -> tuple[list[LeaderboardRow], list[PairCell]]:
         """``leaderboard(game)`` and its rated games per pair of seats, read in one transaction."""
         async with self._read() as session:
-            rows = await queries.leaderboard(session, game)
-            return rows, await queries.pair_results(session, game)
+            return await queries.leaderboard_inputs(session, game)
+
+    @property
+    def database_url(self) -> str:
+        """The database URL with its password, for a helper process that opens it itself
+        (the leaderboard's fit process reads its inputs there: ``arena.store.reader``)."""
+        return self.engine.url.render_as_string(hide_password=False)
 
     async def get_bot(self, name: str) -> BotRecord | None:
         """The bot called ``name``, active or removed; None when there is none."""

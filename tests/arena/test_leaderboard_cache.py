@@ -11,7 +11,7 @@ import pytest
 from arena.leaderboard import Board, Leaderboards
 from arena.leaderboard.board import UNRATED
 from arena.leaderboard.cache import FIT_SHARE
-from arena.leaderboard.fit_process import ThreadFit
+from arena.leaderboard.fit_process import Fitted, ThreadFit
 from arena.store import Store
 from protocol.errors import ProtocolError
 from tests.arena.rating_data import expected_fit, random_games, seed_results
@@ -241,7 +241,7 @@ class ClockedFit(ThreadFit):
         self.clock = clock
         self.takes_s = 0.0
 
-    async def build(self, *args: Any) -> Board:
+    async def build(self, *args: Any) -> Fitted | None:
         self.clock.now += self.takes_s
         return await super().build(*args)
 

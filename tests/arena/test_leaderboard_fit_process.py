@@ -1,4 +1,5 @@
-"""The leaderboard's fit process: fits in a real child, the same boards, replaced, stopped."""
+"""The leaderboard's fit process: reads and fits in a real child, the same boards, replaced,
+stopped."""
 
 from __future__ import annotations
 
@@ -7,36 +8,40 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import random
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from arena.leaderboard import fit_process
 from arena.leaderboard.board import Board, build_board
-from arena.leaderboard.fit_process import RETRY_AFTER_S, FitProcess
+from arena.leaderboard.fit_process import RETRY_AFTER_S, BoardReadError, FitProcess, Fitted
 from arena.outages import SUMMARY_EVERY_S
 from arena.play.clock import ManualClock
-from arena.stats.simulation import simulate_pair_results
-from arena.store import LeaderboardRow
-from arena.store.queries import PairCell
+from arena.store import Store
 from tests.arena.conftest import ServerFactory
-from tests.arena.rating_data import random_games, seed_results
+from tests.arena.rating_data import bulk_results, random_games, seed_results
 
 GAME = "connect4"
 
 
-def board_inputs(bots: int, games: int, seed: int) -> tuple[list[LeaderboardRow], list[PairCell]]:
-    """The store's rows and pair cells of ``games`` simulated games between ``bots`` bots."""
-    rng = np.random.default_rng(seed)
-    cells = [
-        PairCell(*cell) for cell in simulate_pair_results(rng.normal(1500, 200, bots), games, rng)
-    ]
-    # One bot without games: it is on the board with a prior-wide rating.
-    rows = [LeaderboardRow(i + 1, f"bot{i}", 1500.0, 0, 0, 0, 0) for i in range(bots + 1)]
-    return rows, cells
+async def seeded(store: Store, bots: int, games: int, seed: int) -> Store:
+    """``store`` with ``bots`` bots and ``games`` rated games between them."""
+    names = [f"bot{i}" for i in range(bots)]
+    for name in names:
+        await store.add_bot(name)
+    rng = random.Random(seed)
+    skill = {name: rng.gauss(1500.0, 200.0) for name in names}
+    await bulk_results(store, GAME, random_games(names, games, seed, skill))
+    return store
+
+
+async def expected(store: Store, version: int) -> Board:
+    """The board ``build_board`` makes in this process from a read of ``store`` now."""
+    return build_board(GAME, *(await store.leaderboard_inputs(GAME)), version)
 
 
 def assert_identical(board: Board, expected: Board) -> None:
@@ -51,6 +56,11 @@ def assert_identical(board: Board, expected: Board) -> None:
             theirs.groups,
             theirs.weights,
         )
+
+
+def new_board(fitted: Fitted | None) -> Board:
+    assert fitted is not None
+    return fitted[0]
 
 
 def gone(pid: int) -> bool:
@@ -69,49 +79,65 @@ async def fits() -> AsyncIterator[FitProcess]:
 
 
 def fit_here_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fit run in this process raises: a board built anyway was fitted in the child."""
+    """A board read and fitted in this process raises: one built anyway came from the child."""
 
-    def refuse(*args: Any) -> Board:
+    async def refuse(*args: Any) -> Fitted:
         raise AssertionError("fitted in the server's process")
 
-    monkeypatch.setattr(fit_process, "fit_board", refuse)
+    monkeypatch.setattr(fit_process.ThreadFit, "build", refuse)
 
 
-async def test_a_board_fitted_in_the_child_is_the_one_build_board_makes(
-    fits: FitProcess, monkeypatch: pytest.MonkeyPatch
+async def test_the_child_reads_the_database_itself_and_fits_the_board_build_board_makes(
+    fits: FitProcess, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows, cells = board_inputs(60, 3000, seed=3)
-    expected = build_board(GAME, rows, cells, 7)
+    await seeded(store, 60, 3000, seed=3)
     fit_here_fails(monkeypatch)
-    board = await fits.build(GAME, rows, cells, 7)
+    fitted = await fits.build(store, GAME, 7, None)
     assert fits.pid is not None and fits.pid != os.getpid()
-    assert_identical(board, expected)
-    # The child stays: the next board comes from the same process.
+    assert fitted is not None
+    board, digest = fitted
+    assert_identical(board, await expected(store, 7))
+    assert len(board.cells) > 1000 and len(board.shown.ratings) == 60
+    # The child stays. A read that finds the same bots and games sends no board back.
     pid = fits.pid
-    again = await fits.build(GAME, rows[:10], cells, 8)
+    assert await fits.build(store, GAME, 8, digest) is None
+    # A new result is a new board, and a new digest.
+    await seed_results(store, GAME, [("bot1", "bot2", 1.0)])
+    again = await fits.build(store, GAME, 9, digest)
+    assert again is not None and again[1] != digest
+    assert_identical(again[0], await expected(store, 9))
     assert fits.pid == pid and fits.started == 1
-    assert_identical(again, build_board(GAME, rows[:10], cells, 8))
 
 
-async def test_the_fit_s_own_error_reaches_the_caller_and_the_child_stays(
-    fits: FitProcess,
+async def test_a_read_that_fails_in_the_child_is_described_and_the_child_stays(
+    fits: FitProcess, store: Store, tmp_path: Path
 ) -> None:
-    rows, cells = board_inputs(5, 50, seed=4)
-    await fits.build(GAME, rows, cells, 1)
+    await seeded(store, 5, 50, seed=4)
+    await fits.build(store, GAME, 1, None)
     pid = fits.pid
-    bad = [PairCell("bot0", "bot1", -5, 0, 0)]  # a negative count: the fit refuses it
-    with pytest.raises(ValueError):
-        build_board(GAME, rows, bad, 2)
-    with pytest.raises(ValueError):
-        await fits.build(GAME, rows, bad, 2)
+
+    class Unreadable:
+        """A source whose database file cannot be opened (its directory does not exist)."""
+
+        database_url = f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'arena.db'}"
+
+        async def leaderboard_inputs(self, game: str) -> Any:
+            raise AssertionError("read in the server's process")
+
+    with pytest.raises(BoardReadError, match="cannot open the database file"):
+        await fits.build(Unreadable(), GAME, 2, None)
     assert fits.pid == pid and fits.started == 1
+    assert_identical(new_board(await fits.build(store, GAME, 3, None)), await expected(store, 3))
 
 
 async def test_a_killed_child_is_replaced_and_the_next_board_builds(
-    fits: FitProcess, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    fits: FitProcess,
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    rows, cells = board_inputs(40, 2000, seed=5)
-    await fits.build(GAME, rows, cells, 1)
+    await seeded(store, 40, 2000, seed=5)
+    await fits.build(store, GAME, 1, None)
     first = fits.pid
     assert first is not None
     os.kill(first, signal.SIGKILL)
@@ -119,8 +145,8 @@ async def test_a_killed_child_is_replaced_and_the_next_board_builds(
         await asyncio.sleep(0.01)
     fit_here_fails(monkeypatch)
     caplog.set_level(logging.INFO, logger=fit_process.log.name)
-    board = await fits.build(GAME, rows, cells, 2)
-    assert_identical(board, build_board(GAME, rows, cells, 2))
+    board = new_board(await fits.build(store, GAME, 2, None))
+    assert_identical(board, await expected(store, 2))
     assert fits.pid not in (None, first) and fits.started == 2 and gone(first)
     # One line when the child was found dead, one when its successor fitted: no tracebacks.
     lines = [(r.levelname, r.getMessage()) for r in caplog.records]
@@ -130,18 +156,18 @@ async def test_a_killed_child_is_replaced_and_the_next_board_builds(
 
 
 async def test_a_child_killed_during_a_fit_is_replaced_and_the_fit_retried(
-    fits: FitProcess, monkeypatch: pytest.MonkeyPatch
+    fits: FitProcess, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    rows, cells = board_inputs(400, 20000, seed=6)
-    await fits.build(GAME, rows[:5], cells[:10], 1)  # started, so the kill lands in the fit
-    first = fits.pid
-    assert first is not None
+    await seeded(store, 400, 20000, seed=6)
     fit_here_fails(monkeypatch)
-    building = asyncio.create_task(fits.build(GAME, rows, cells, 2))
+    await fits.build(store, "tictactoe", 1, None)  # started (an empty board), so the kill
+    first = fits.pid  # lands in the fit
+    assert first is not None
+    building = asyncio.create_task(fits.build(store, GAME, 2, None))
     await asyncio.sleep(0.05)
     os.kill(first, signal.SIGKILL)
-    board = await building
-    assert_identical(board, build_board(GAME, rows, cells, 2))
+    board = new_board(await building)
+    assert_identical(board, await expected(store, 2))
     assert fits.pid not in (None, first) and fits.started == 2
 
 
@@ -167,28 +193,28 @@ class NoProcesses:
 
 
 async def test_without_a_child_boards_are_fitted_in_the_thread_and_the_outage_logged(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    store: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     refused = NoProcesses()
     monkeypatch.setattr(fit_process.multiprocessing, "get_context", lambda method: refused)
     clock = ManualClock()
     fits = FitProcess(clock=clock.now)
-    rows, cells = board_inputs(20, 500, seed=7)
+    await seeded(store, 20, 500, seed=7)
     caplog.set_level(logging.INFO, logger=fit_process.log.name)
     try:
-        board = await fits.build(GAME, rows, cells, 1)
-        assert_identical(board, build_board(GAME, rows, cells, 1))
+        board = new_board(await fits.build(store, GAME, 1, None))
+        assert_identical(board, await expected(store, 1))
         assert refused.attempts == 2  # the fit, then its retry in a fresh child
         # Within RETRY_AFTER_S no child is tried: the boards are fitted in the thread.
         for version in range(2, 6):
             clock.advance(RETRY_AFTER_S / 5)
             assert_identical(
-                await fits.build(GAME, rows, cells, version),
-                build_board(GAME, rows, cells, version),
+                new_board(await fits.build(store, GAME, version, None)),
+                await expected(store, version),
             )
         assert refused.attempts == 2
         clock.advance(SUMMARY_EVERY_S)
-        await fits.build(GAME, rows, cells, 6)
+        await fits.build(store, GAME, 6, None)
         assert refused.attempts == 4
     finally:
         await fits.close()
@@ -199,27 +225,27 @@ async def test_without_a_child_boards_are_fitted_in_the_thread_and_the_outage_lo
     assert all(record.exc_info is None for record in caplog.records)
 
 
-async def test_close_leaves_no_child_and_starts_none_again() -> None:
+async def test_close_leaves_no_child_and_starts_none_again(store: Store) -> None:
     fits = FitProcess()
-    rows, cells = board_inputs(10, 200, seed=8)
-    await fits.build(GAME, rows, cells, 1)
+    await seeded(store, 10, 200, seed=8)
+    await fits.build(store, GAME, 1, None)
     pid = fits.pid
     assert pid is not None
     await fits.close()
     assert fits.pid is None and gone(pid)
     with pytest.raises(RuntimeError):
-        await fits.build(GAME, rows, cells, 2)
+        await fits.build(store, GAME, 2, None)
     assert fits.started == 1
     await fits.close()  # idempotent
 
 
-async def test_close_during_a_fit_cuts_it_short() -> None:
+async def test_close_during_a_fit_cuts_it_short(store: Store) -> None:
     fits = FitProcess()
-    rows, cells = board_inputs(400, 20000, seed=9)
-    await fits.build(GAME, rows[:5], cells[:10], 1)
+    await seeded(store, 400, 20000, seed=9)
+    await fits.build(store, "tictactoe", 1, None)
     pid = fits.pid
     assert pid is not None
-    building = asyncio.create_task(fits.build(GAME, rows, cells, 2))
+    building = asyncio.create_task(fits.build(store, GAME, 2, None))
     await asyncio.sleep(0.05)
     await fits.close()
     with contextlib.suppress(RuntimeError):
