@@ -50,6 +50,27 @@ CACHED_PAIRS = 100_000
 """Pairs whose history is kept in memory (least recently met first out)."""
 
 
+def _packed_key(key: PairKey) -> str:
+    return "\0".join(key)  # names and games never hold a NUL
+
+
+def _pack(history: PairHistory) -> str:
+    """``history`` as one string: a cache entry the garbage collector does not track.
+
+    Why: the cache holds up to ``CACHED_PAIRS`` entries; as objects (the history,
+    its opening, its key) they were some 300,000 tracked objects, enough to make
+    the server's collector (``arena.runtime``) run a full collection of 160 ms
+    as the cache filled (bench.load ``--soak``). Moves are below 256 in every game.
+    """
+    opening = bytes(history.last_opening).decode("latin-1")
+    return f"{history.games}\0{history.last_first or ''}\0{opening}"
+
+
+def _unpack(packed: str) -> PairHistory:
+    games, first, opening = packed.split("\0", 2)
+    return PairHistory(int(games), tuple(opening.encode("latin-1")), first or None)
+
+
 def pair_start(history: PairHistory, pairing: Pairing, suite: Sequence[Opening]) -> Pairing:
     """``pairing`` as the next game of two bots with ``history`` (see the module docstring)."""
     a, b = sorted(pairing.players)
@@ -74,7 +95,8 @@ class RatedOpenings:
         self._history = history
         self._suite_of = suite_of
         self._cached_pairs = cached_pairs
-        self._cache: OrderedDict[PairKey, PairHistory] = OrderedDict()
+        self._cache: OrderedDict[str, str] = OrderedDict()
+        """``_packed_key`` -> ``_pack``ed history, least recently met first."""
         self._loaded: set[str] = set()
         """Bots whose every pair is in the cache: a pair of theirs not there never met."""
 
@@ -100,10 +122,10 @@ class RatedOpenings:
         return chosen
 
     def _known(self, key: PairKey) -> PairHistory | None:
-        found = self._cache.get(key)
-        if found is None and (key[1] in self._loaded or key[2] in self._loaded):
-            return NEVER_MET
-        return found
+        found = self._cache.get(_packed_key(key))
+        if found is None:
+            return NEVER_MET if key[1] in self._loaded or key[2] in self._loaded else None
+        return _unpack(found)
 
     async def _load(self, bots: set[str]) -> bool:
         """Read ``bots``' pairs into the cache; False when the store could not answer."""
@@ -115,14 +137,16 @@ class RatedOpenings:
             return False
         self._loaded |= bots
         for key, history in histories.items():
-            if key not in self._cache:  # a game started meanwhile is newer than the read
+            if _packed_key(key) not in self._cache:  # a game started meanwhile is newer
                 self._remember(key, history)
         return True
 
     def _remember(self, key: PairKey, history: PairHistory) -> None:
-        self._cache[key] = history
-        self._cache.move_to_end(key)
+        packed = _packed_key(key)
+        self._cache[packed] = _pack(history)
+        self._cache.move_to_end(packed)
         if len(self._cache) > self._cached_pairs:
-            (_, a, b), _ = self._cache.popitem(last=False)
+            oldest, _ = self._cache.popitem(last=False)
+            _, a, b = oldest.split("\0")
             # Their pairs are no longer all here: absent no longer means never met.
             self._loaded.difference_update((a, b))

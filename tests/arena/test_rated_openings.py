@@ -11,6 +11,7 @@ read from the store).
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from arena.play.lobby import Pairing
 from arena.play.rated_openings import RatedOpenings
 from arena.server import ArenaServer
 from arena.store import MatchRecord, Store
-from arena.store.pair_history import PairHistory, PairKey
+from arena.store.pair_history import PairHistory, PairKey, pair_key
 from arena.tournaments.openings import balanced_suite
 from protocol.games import Termination
 from protocol.messages import MatchEnd, MatchStart, TimeControl, YourTurn
@@ -186,3 +187,21 @@ async def check_bot_pair_histories(store: Store) -> None:
 
 async def test_the_store_counts_each_pairs_ladder_games(store: Store) -> None:
     await check_bot_pair_histories(store)
+
+
+async def test_the_cache_keeps_each_history_whole_in_entries_the_collector_does_not_track() -> None:
+    # Every game's longest suite opening, a history without a last game, and a two-digit count.
+    met = {
+        pair_key(game, "p-1", "q_2"): PairHistory(games, max(suite, key=len), "q_2")
+        for games, game in enumerate(("connect4", "uttt", "othello"), 11)
+        if (suite := balanced_suite(game).openings)
+    }
+    met[pair_key("tictactoe", "p-1", "q_2")] = PairHistory(0, (), None)
+
+    async def history(bots: Iterable[str]) -> dict[PairKey, PairHistory]:
+        return dict(met)
+
+    openings = RatedOpenings(history, lambda game: balanced_suite(game).openings)
+    await openings.prefetch([Pairing("connect4", ("p-1", "q_2"), TimeControl(100, 0))])
+    assert {key: openings._known(key) for key in met} == met
+    assert not any(gc.is_tracked(item) for entry in openings._cache.items() for item in entry)
