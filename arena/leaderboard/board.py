@@ -127,9 +127,10 @@ class PairCells:
         if bot not in self.names:
             return {}
         me = self.names.index(bot)
+        mine = ((self.seats[:, 0] == me) | (self.seats[:, 1] == me)).nonzero()[0]
         found: dict[str, list[int]] = {}
         for (i, j), (wins, draws, losses) in zip(
-            self.seats.tolist(), self.counts.tolist(), strict=True
+            self.seats[mine].tolist(), self.counts[mine].tolist(), strict=True
         ):
             if i == me:
                 tally = found.setdefault(self.names[j], [0, 0, 0])
@@ -310,7 +311,9 @@ def build_board(
 def fit_board(game: str, names: Sequence[str], cells: Iterable[Cell], version: int = 0) -> Board:
     """``build_board`` from the shown bots' names and plain cells: what the fit process is
     sent (pickling the store's records costs the server several times as much)."""
-    return _fit_packed(game, names, PairCells.pack(cells), version)
+    fitted = fit_if_new(game, names, cells, version, None)
+    assert fitted is not None
+    return fitted[0]
 
 
 def fit_if_new(
@@ -318,21 +321,19 @@ def fit_if_new(
 ) -> tuple[Board, bytes] | None:
     """``fit_board`` and the inputs' digest, or None when the digest is ``known`` (the
     board fitted from these same inputs is the one the caller holds)."""
-    packed = PairCells.pack(cells)
+    from arena.stats import PairResult, fit_ratings
+
+    results = tuple(PairResult(*cell) for cell in cells)
+    packed = PairCells.pack(results)
     digest = _inputs_digest(names, packed)
     if digest == known:
         return None
-    return _fit_packed(game, names, packed, version), digest
+    fit = fit_ratings(results, bots=names, weights=WEIGHTS)
+    board = Board(game=game, fit=fit, shown=fit.only(names), cells=packed, version=version)
+    return board, digest
 
 
 def _inputs_digest(names: Sequence[str], cells: PairCells) -> bytes:
     import hashlib
 
     return hashlib.blake2b("\0".join(names).encode() + cells.digest(), digest_size=16).digest()
-
-
-def _fit_packed(game: str, names: Sequence[str], cells: PairCells, version: int) -> Board:
-    from arena.stats import fit_ratings
-
-    fit = fit_ratings(tuple(cells), bots=names, weights=WEIGHTS)
-    return Board(game=game, fit=fit, shown=fit.only(names), cells=cells, version=version)
