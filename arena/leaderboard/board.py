@@ -26,8 +26,13 @@ from arena.store.queries import PairCell
 from protocol.messages import LeaderboardEntry
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from arena.stats import BotRating, EloInterval, PairResult, RatingFit
-    from arena.stats.rating_fit import IntArray, Weights
+    from arena.stats.rating_fit import Weights
+
+    Int32Array = npt.NDArray[np.int32]
 
 DECIMALS = 1
 """Ratings, intervals and Elo go out rounded to a tenth of a point."""
@@ -56,9 +61,9 @@ class PairCells:
     """
 
     names: tuple[str, ...]
-    seats: IntArray
+    seats: Int32Array
     """Shape ``(n, 2)``: the bot's and the opponent's index in ``names``."""
-    counts: IntArray
+    counts: Int32Array
     """Shape ``(n, 3)``: the bot's wins, draws and losses against the opponent."""
 
     @classmethod
@@ -74,8 +79,10 @@ class PairCells:
             counts += (wins, draws, losses)
         return cls(
             tuple(index),
-            np.array(seats, dtype=np.int64).reshape(-1, 2),
-            np.array(counts, dtype=np.int64).reshape(-1, 3),
+            # 32 bits: half the bytes the server receives per board, and ample for a
+            # count of games between two bots.
+            np.array(seats, dtype=np.int32).reshape(-1, 2),
+            np.array(counts, dtype=np.int32).reshape(-1, 3),
         )
 
     def __len__(self) -> int:
