@@ -25,7 +25,6 @@ class BoardInputsReader:
     """
 
     def __init__(self, url: str) -> None:
-        self._url = url
         self._engine = make_engine(url)
         self._sessions = read_sessions(self._engine)
 
