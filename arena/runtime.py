@@ -31,7 +31,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 
@@ -223,6 +223,23 @@ class CpuWait:
             self._fd = None
 
 
+class Cancellable(Protocol):
+    """A scheduled call that can be called off (an ``asyncio.TimerHandle``)."""
+
+    def cancel(self) -> None:
+        """Call it off."""
+
+
+class ProbeClock(Protocol):
+    """What the loop-lag probe needs of an event loop: its clock and its timers."""
+
+    def time(self) -> float:
+        """The loop's clock, in seconds."""
+
+    def call_at(self, when: float, callback: Callable[[], object], /) -> Cancellable:
+        """Run ``callback`` once the clock reaches ``when``."""
+
+
 class LoopLag:
     """How late the event loop runs a callback due every ``tick_s``: every move's delay floor.
 
@@ -242,13 +259,19 @@ class LoopLag:
         self._recent: deque[float] = deque(maxlen=window)
         self._recent_own: deque[float] = deque(maxlen=window)
         self._due = 0.0
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: Cancellable | None = None
+        self._loop: ProbeClock | None = None
         self._cpu_wait: CpuWait | None = None
         self._waited_ms: float | None = None
 
-    def start(self) -> None:
-        """Start probing on the running loop (call it from the loop's thread)."""
-        self._cpu_wait = CpuWait()
+    def start(self, loop: ProbeClock | None = None, cpu_wait: CpuWait | None = None) -> None:
+        """Start probing on ``loop`` (default: the running loop; call it from the loop's
+        thread), reading the thread's CPU wait from ``cpu_wait`` (default: this thread's).
+
+        Both are parameters so that a test can drive the probe with its own clock.
+        """
+        self._loop = loop if loop is not None else asyncio.get_running_loop()
+        self._cpu_wait = cpu_wait if cpu_wait is not None else CpuWait()
         self._arm()
 
     def reset(self) -> None:
@@ -270,9 +293,9 @@ class LoopLag:
         """Due one tick from now, its CPU wait counted from now."""
         if self._cpu_wait is not None:
             self._waited_ms = self._cpu_wait.read_ms()
-        loop = asyncio.get_running_loop()
-        self._due = loop.time() + self.tick_s
-        self._handle = loop.call_at(self._due, self._tick)
+        assert self._loop is not None, "start() first"
+        self._due = self._loop.time() + self.tick_s
+        self._handle = self._loop.call_at(self._due, self._tick)
 
     def stop(self) -> None:
         """Stop probing."""
@@ -310,7 +333,8 @@ class LoopLag:
             self.own_max_ms = own_ms
 
     def _tick(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        assert loop is not None, "start() first"
         now = loop.time()
         waited_ms = None
         if self._cpu_wait is not None:
