@@ -94,6 +94,9 @@ async def test_the_child_reads_the_database_itself_and_fits_the_board_build_boar
     fit_here_fails(monkeypatch)
     fitted = await fits.build(store, GAME, 7, None)
     assert fits.pid is not None and fits.pid != os.getpid()
+    # It runs only where a core is free: the event loop never waits for a fit.
+    assert os.sched_getscheduler(fits.pid) == os.SCHED_IDLE
+    assert os.sched_getscheduler(0) != os.SCHED_IDLE
     assert fitted is not None
     board, digest = fitted
     assert_identical(board, await expected(store, 7))
