@@ -33,6 +33,7 @@ from arena.store.engine import is_sqlite, read_sessions
 from arena.store.health import HealthListener, HealthMonitor, Pending, StoreHealth
 from arena.store.journal import DEFAULT_RESERVE_BYTES, RecoveryJournal, save_batch
 from arena.store.lease import Lease
+from arena.store.logins import LoginReads
 from arena.store.movebuffer import (
     DEFAULT_MAX_ANALYSIS_BYTES,
     DEFAULT_MAX_PENDING,
@@ -99,6 +100,8 @@ class StoreCore:
         """Bots expected to log in here: what is known of them, until when it may be used."""
         self._logins: dict[str, tuple[str, datetime]] = {}
         """Each bot's token hash and creation time as of its last login here."""
+        self._login_reads = LoginReads(self._read)
+        """Logins read together while the last read ran (a reconnection storm)."""
         self._closed = False
 
     async def close(self, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
@@ -113,6 +116,7 @@ class StoreCore:
         if self._closed:
             return
         self._closed = True
+        self._login_reads.close()
         try:
             if self._lease is not None:
                 await self._lease.stop()

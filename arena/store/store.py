@@ -203,17 +203,14 @@ class Store(AccountStore, AnalysisStore, PairHistoryStore):
         ):
             self._logins[name] = (expected.token_hash, expected.created_at)
             return BotRecord(name, queries.utc(expected.created_at), active=True)
-        async with self._read() as session:
-            bot = await session.scalar(select(Bot).where(Bot.name == name))
-            # Compare even for unknown names so timing says as little as possible.
-            stored = bot.token_hash if bot is not None else "0" * 64
-            matches = hmac.compare_digest(stored, hash_token(token))
-            if bot is None or not bot.active or not matches:
-                return None
-            rated = await session.execute(
-                select(Rating.game, Rating.rating).where(Rating.bot_id == bot.id)
-            )
-            ratings: dict[str, float] = {game: rating for game, rating in rated}
+        # Read with the other logins of the moment (``arena.store.logins``).
+        found = await self._login_reads.read(name)
+        bot, ratings = found if found is not None else (None, {})
+        # Compare even for unknown names so timing says as little as possible.
+        stored = bot.token_hash if bot is not None else "0" * 64
+        matches = hmac.compare_digest(stored, hash_token(token))
+        if bot is None or not bot.active or not matches:
+            return None
         self._remember(bot.name, bot.id, ratings)
         self._logins[bot.name] = (bot.token_hash, bot.created_at)
         return queries.bot_record(bot)
