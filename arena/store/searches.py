@@ -39,7 +39,7 @@ def search_text(analysis: Analysis | None) -> str | None:
     """The stored form of ``analysis``: compact JSON, the candidates cut to ``STORED_MOVES``."""
     if analysis is None:
         return None
-    if len(analysis.moves) > STORED_MOVES:
+    if analysis.candidate_count > STORED_MOVES:
         # Stable: among equally visited candidates the bot's own order decides.
         kept = sorted(analysis.moves, key=lambda stat: -stat.visits)[:STORED_MOVES]
         return _write(replace(analysis, moves=tuple(kept), text=None))

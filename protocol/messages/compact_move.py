@@ -33,6 +33,7 @@ import re
 
 from protocol.messages.client import Move
 from protocol.messages.codes import MAX_MOVE, MAX_PLY
+from protocol.messages.report_text import checked_report
 from protocol.messages.search import fast_analysis
 from protocol.messages.values import SERVER_ID_PATTERN, Analysis, MoveStat
 
@@ -76,6 +77,9 @@ def parse_compact_move(text: str) -> Move | None:
 
 def _compact_analysis(text: str) -> Analysis | None:
     """The ``Analysis`` in ``text`` if it is valid, plain and without repeated keys, else None."""
+    checked = checked_report(text)  # the usual form, checked without decoding it
+    if checked is not None:
+        return checked
     if not text.isascii():
         return None
     try:

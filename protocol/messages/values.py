@@ -106,6 +106,12 @@ class Analysis(Wire):
     frame had it in that form (``compact_move``), so a store keeps it without writing it
     again; None for a report built or parsed any other way."""
 
+    @property
+    def candidate_count(self) -> int:
+        """How many candidate moves the report holds: ``len(moves)``, which a report checked
+        in its text (``report_text.CheckedAnalysis``) knows without decoding them."""
+        return len(self.moves)
+
 
 class AnalysisSpec(Obj):
     """``Obj(Analysis)`` that checks a report in its usual form on a fast path first
