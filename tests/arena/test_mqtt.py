@@ -343,7 +343,7 @@ async def test_broker_restart_calls_stay_fast_and_retained_topics_come_back(
                 await asyncio.sleep(0.01)  # let the reconnect attempts run meanwhile
         # A call that waited on the broker would take its connect timeout (seconds); the
         # bounds are generous for a busy machine.
-        assert statistics.median(durations) < 0.01, "a call waited on the broker"
+        assert statistics.median(durations) < 0.1, "a call waited on the broker"
         assert max(durations) < 0.5
         pub.move(GAME, "m1", events[-1], states[-1])
         status = pub.status()

@@ -45,9 +45,11 @@ async def test_two_seekers_play_a_full_game_and_ratings_change(
 async def test_pace_delays_the_next_turn_without_charging_either_clock(
     make_server: Any, bot: Any, tokens: dict[str, str]
 ) -> None:
-    paced = await make_server(pace_ms=200)
+    # Generous times for a busy machine: a bot answers in about a millisecond, and each has
+    # 400 ms, which the 600 ms pause before its turn would more than use up were it charged.
+    paced = await make_server(pace_ms=600)
     x, o = await bot("alice", target=paced), await bot("bob", target=paced)
-    control = {"move_ms": 150, "bank_ms": 0}  # shorter than the pause: it must not count
+    control = {"move_ms": 400, "bank_ms": 0}  # shorter than the pause: it must not count
     for client in (x, o):
         await client.send(type="seek", game="tictactoe", time_control=control)
     starts = [await x.expect(MatchStart), await o.expect(MatchStart)]
@@ -58,9 +60,9 @@ async def test_pace_delays_the_next_turn_without_charging_either_clock(
         mover = seats[ply % 2]
         turn = await mover.expect(YourTurn)
         if moved_at is not None:
-            assert loop.time() - moved_at >= 0.15  # the 200 ms pause, less timer slack
-        assert turn.ply == ply and turn.time_left_ms > 100  # the pause was not on the clock
+            assert loop.time() - moved_at >= 0.55  # the 600 ms pause, less timer slack
+        assert turn.ply == ply and turn.time_left_ms > 300  # the pause was not on the clock
         await mover.move(turn, move)
         moved = await mover.expect(Moved)
         moved_at = loop.time()
-        assert moved.think_ms < 150  # nobody lost on time although each pause > move_ms
+        assert moved.think_ms < 400  # nobody lost on time although each pause > move_ms

@@ -176,5 +176,6 @@ async def test_a_bot_that_answers_pings_late_is_credited_the_round_trip_not_its_
     assert record is not None
     mine = [m for m in record.moves if m.player == start["you"]]
     assert len(mine) == moves
-    # Loopback round trips are about a millisecond; the late pongs were 300 ms.
-    assert max(m.rtt_ms for m in mine) <= 50, [m.rtt_ms for m in mine]
+    # Loopback round trips are about a millisecond; the late pongs were 300 ms (the bound
+    # is half that, generous for a busy machine).
+    assert max(m.rtt_ms for m in mine) < 150, [m.rtt_ms for m in mine]
