@@ -236,7 +236,7 @@ class ProbeClock(Protocol):
     def time(self) -> float:
         """The loop's clock, in seconds."""
 
-    def call_at(self, when: float, callback: Callable[[], object], /) -> Cancellable:
+    def call_at(self, when: float, callback: Callable[[], None], /) -> Cancellable:
         """Run ``callback`` once the clock reaches ``when``."""
 
 

@@ -12,12 +12,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from arena import runtime
+from arena.play.clock import ManualClock
 
 needs_schedstat = pytest.mark.skipif(
     runtime.CpuWait().read_ms() is None or not hasattr(os, "sched_setaffinity"),
@@ -113,46 +113,12 @@ def test_a_loop_held_up_by_the_machine_is_late_but_not_by_its_own_doing() -> Non
     assert result["own_max"] < result["max"] / 2
 
 
-class _Timer:
-    """One call scheduled on a ``ManualClock``."""
-
-    def __init__(self, when: float, callback: Callable[[], object]) -> None:
-        self.when = when
-        self.callback = callback
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class ManualClock:
-    """An event loop's clock and timers, moved by the test: ``idle`` lets due calls run on
-    time, ``hold`` is a callback that keeps the loop for a while (the calls due meanwhile
-    run late, at the next ``idle``)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._timers: list[_Timer] = []
+class LoopClock(ManualClock):
+    """The test clock read as an event loop's (``time``), which ``LoopLag`` runs on:
+    ``advance`` lets due calls run on time, ``hold`` is a callback keeping the loop."""
 
     def time(self) -> float:
-        return self.now
-
-    def call_at(self, when: float, callback: Callable[[], object], /) -> _Timer:
-        timer = _Timer(when, callback)
-        self._timers.append(timer)
-        return timer
-
-    def idle(self, seconds: float) -> None:
-        end = self.now + seconds
-        while due := [t for t in self._timers if not t.cancelled and t.when <= end]:
-            timer = min(due, key=lambda t: t.when)
-            self._timers.remove(timer)
-            self.now = max(self.now, timer.when)
-            timer.callback()
-        self.now = end
-
-    def hold(self, seconds: float) -> None:
-        self.now += seconds
+        return self.now()
 
 
 def _schedstat(path: Path, waited_ms: float) -> None:
@@ -160,46 +126,44 @@ def _schedstat(path: Path, waited_ms: float) -> None:
     path.write_text(f"123456 {int(waited_ms * 1e6)} 42\n")
 
 
-def _probe(tmp_path: Path) -> tuple[runtime.LoopLag, ManualClock, Path]:
-    clock, stat = ManualClock(), tmp_path / "schedstat"
+def _probe(tmp_path: Path) -> tuple[runtime.LoopLag, LoopClock, Path]:
+    clock, stat = LoopClock(), tmp_path / "schedstat"
     _schedstat(stat, 0.0)
     lag = runtime.LoopLag(tick_s=0.001)
     lag.start(clock, runtime.CpuWait(str(stat)))
     return lag, clock, stat
 
 
-def test_a_callback_that_blocks_the_loop_is_the_servers_own_lag(tmp_path: Path) -> None:
-    lag, clock, _ = _probe(tmp_path)
-    clock.idle(0.0505)  # half a tick after the last one ran
-    clock.hold(0.06)  # a blocking call: the thread never waited for a CPU, so all its own
-    clock.idle(0.05)
+@pytest.mark.parametrize(
+    ("waited_ms", "own_ms"),
+    [
+        (0.0, 59.5),  # a blocking call: the thread never waited for a CPU, so all its own
+        (40.0, 19.5),  # 40 ms of the hold spent waiting for a core: not its own
+    ],
+)
+def test_the_own_lag_is_what_the_loop_held_less_its_wait_for_a_cpu(
+    tmp_path: Path, waited_ms: float, own_ms: float
+) -> None:
+    lag, clock, stat = _probe(tmp_path)
+    clock.advance(0.0505)  # half a tick after the last one ran
+    clock.hold(0.06)
+    _schedstat(stat, waited_ms)
+    clock.advance(0.05)
     status = lag.status()
     lag.stop()
     # The tick due half a tick into the hold runs when it ends: 59.5 ms late.
     assert status["max"] == pytest.approx(59.5)
-    assert status["own_max"] == pytest.approx(59.5)
-
-
-def test_the_time_the_thread_waited_for_a_cpu_is_not_its_own_lag(tmp_path: Path) -> None:
-    lag, clock, stat = _probe(tmp_path)
-    clock.idle(0.0505)
-    clock.hold(0.06)
-    _schedstat(stat, 40.0)  # 40 ms of the hold spent waiting for a core
-    clock.idle(0.05)
-    status = lag.status()
-    lag.stop()
-    assert status["max"] == pytest.approx(59.5)
-    assert status["own_max"] == pytest.approx(19.5)
+    assert status["own_max"] == pytest.approx(own_ms)
 
 
 def test_a_reset_right_after_start_up_work_does_not_count_that_work(tmp_path: Path) -> None:
     # ``arena serve`` settles its heap (a blocking full collection) and then resets the
     # probe: the tick that the collection made overdue must not count as service.
     lag, clock, _ = _probe(tmp_path)
-    clock.idle(0.03)
+    clock.advance(0.03)
     clock.hold(0.06)  # the start-up work, in the callback that then resets
     lag.reset()
-    clock.idle(0.05)
+    clock.advance(0.05)
     status = lag.status()
     lag.stop()
     assert status == dict.fromkeys(status, 0.0)
