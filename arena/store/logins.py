@@ -93,10 +93,10 @@ class LoginReads:
                     async with self._transaction() as session:
                         found = await read_logins(session, sorted(batch))
                 except asyncio.CancelledError:
-                    _settle(batch, cancel=True)
+                    _settle(batch, None)
                     raise
                 except Exception as error:
-                    _settle(batch, error=error)
+                    _settle(batch, error)
                 else:
                     for name, waiters in batch.items():
                         for waiter in waiters:
@@ -107,18 +107,13 @@ class LoginReads:
                 self._task = None
 
 
-def _settle(
-    batch: dict[str, list[asyncio.Future[Any]]],
-    *,
-    cancel: bool = False,
-    error: BaseException | None = None,
-) -> None:
-    """End every waiter of ``batch`` unanswered: cancelled, or with ``error``."""
+def _settle(batch: dict[str, list[asyncio.Future[Any]]], error: BaseException | None) -> None:
+    """End every waiter of ``batch`` unanswered: with ``error``, or cancelled (None)."""
     for waiters in batch.values():
         for waiter in waiters:
             if waiter.done():
                 continue
-            if cancel or error is None:
+            if error is None:
                 waiter.cancel()
             else:
                 waiter.set_exception(error)

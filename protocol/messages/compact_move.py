@@ -16,14 +16,15 @@ is accepted and every error stay exactly those of the full parser; a
 property test holds the two to that.
 
 A move with an ``analysis`` in the same compact form (``..."move":3,
-"analysis":{...}}``, an ``id`` last) is recognised too: only the analysis
-text is decoded, by the plain C decoder (no per-object hook, no nesting
-pre-scan: a valid report nests three levels), and checked once by
-``search.fast_analysis``. Keys are counted against the text's quotes, so a
-repeated key (which the plain decoder would silently merge) sends the frame
-the long way. The analysis keeps its text (``Analysis.text``) when that text
-has no whitespace and no escapes, so the store saves it without writing the
-JSON again.
+"analysis":{...}}``, an ``id`` last) is recognised too. A report in the
+form the protocol's writers make is checked in its text and decoded only
+when read (``report_text.checked_report``); any other is decoded by the
+plain C decoder (no per-object hook, no nesting pre-scan: a valid report
+nests three levels) and checked once by ``search.fast_analysis``. Keys are
+counted against the text's quotes, so a repeated key (which the plain
+decoder would silently merge) sends the frame the long way. The analysis
+keeps its text (``Analysis.text``) when that text has no whitespace and no
+escapes, so the store saves it without writing the JSON again.
 """
 
 from __future__ import annotations
