@@ -21,6 +21,15 @@ garbage that reference counting cannot free shows up as that growth). Each
 such compaction collects everything once and freezes the survivors. Memory
 stays bounded (garbage at most doubles the heap), and a long pause comes
 once per doubling instead of every few seconds.
+
+The first doubling after start-up is the exception: it is the load
+arriving (connections and live matches), not garbage, so it is frozen
+without a walk. Measured at 1,000 matches (bench.load): the heap grew from
+121,000 objects to about 275,000 within seconds of the bots logging in, of
+which about 8,000 were cyclic garbage, and compacting it stopped the loop
+for 161 ms. The garbage that freeze keeps (fewer objects than the
+start-up heap) is freed by the next compaction, which unfreezes
+everything first.
 """
 
 from __future__ import annotations
@@ -79,7 +88,8 @@ class HeapKeeper:
     ``interval`` seconds on the running event loop whether the objects
     allocated since (net of those freed, ``gc.get_count()[0]``) exceed
     ``growth`` times the frozen heap; if so it compacts: a full collection
-    over everything, then a fresh freeze.
+    over everything, then a fresh freeze. The first time (the load arriving
+    after start-up, see the module docstring) it only freezes.
     """
 
     def __init__(self, growth: float = COMPACT_GROWTH, interval: float = CHECK_INTERVAL_S) -> None:
@@ -88,6 +98,8 @@ class HeapKeeper:
         self.baseline = 0
         """Objects frozen by the last compaction."""
         self.compactions = 0
+        self.load_frozen = False
+        """Whether the first growth after ``install`` has been frozen (without a walk)."""
         self._timer: asyncio.TimerHandle | None = None
 
     def install(self) -> None:
@@ -95,6 +107,7 @@ class HeapKeeper:
         self.uninstall()
         gc.disable()
         self.compact()
+        self.load_frozen = False
         self._timer = asyncio.get_running_loop().call_later(self.interval, self._check)
 
     def uninstall(self) -> None:
@@ -116,9 +129,18 @@ class HeapKeeper:
         self.baseline = gc.get_freeze_count()
         self.compactions += 1
 
+    def freeze_load(self) -> None:
+        """Freeze what was allocated since the last compaction, without collecting it."""
+        gc.freeze()
+        self.baseline = gc.get_freeze_count()
+        self.load_frozen = True
+
     def _check(self) -> None:
         if self.due():
-            self.compact()
+            if self.load_frozen:
+                self.compact()
+            else:
+                self.freeze_load()
         self._timer = asyncio.get_running_loop().call_later(self.interval, self._check)
 
 

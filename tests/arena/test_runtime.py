@@ -50,13 +50,21 @@ _KEEPER_SCENARIO = """
 import asyncio, gc, json
 from arena.runtime import HeapKeeper
 
+alive = 0
+
 class Cycle:
     def __init__(self):
+        global alive
+        alive += 1
         self.me = self
         self.payload = [[] for _ in range(8)]
 
-def cycles():
-    return sum(1 for o in gc.get_objects() if type(o) is Cycle)
+    def __del__(self):
+        global alive
+        alive -= 1
+
+def cycles():  # frozen ones too, which gc.get_objects() does not list
+    return alive
 
 async def main():
     keeper = HeapKeeper(interval=0.05)
@@ -66,11 +74,15 @@ async def main():
     for _ in range(garbage):
         Cycle()
     await asyncio.sleep(0.2)
-    out["quarter"] = [keeper.compactions, cycles()]
+    out["quarter"] = [keeper.compactions, keeper.load_frozen, cycles()]
     for _ in range(garbage * 4):
         Cycle()
     await asyncio.sleep(0.2)
-    out["more_than_double"] = [keeper.compactions, cycles()]
+    out["first_doubling"] = [keeper.compactions, keeper.load_frozen, cycles()]
+    for _ in range(garbage * 12):  # more than the heap now frozen
+        Cycle()
+    await asyncio.sleep(0.2)
+    out["second_doubling"] = [keeper.compactions, keeper.load_frozen, cycles()]
     keeper.uninstall()
     out["enabled_after"] = gc.isenabled()
     print(json.dumps(out))
@@ -79,7 +91,7 @@ asyncio.run(main())
 """
 
 
-def test_the_heap_keeper_collects_cyclic_garbage_once_it_has_doubled_the_heap() -> None:
+def test_the_heap_keeper_freezes_the_first_doubling_and_compacts_the_next() -> None:
     # In a child process: the keeper turns the collector off and freezes the heap.
     out = subprocess.run(
         [sys.executable, "-c", _KEEPER_SCENARIO],
@@ -92,9 +104,12 @@ def test_the_heap_keeper_collects_cyclic_garbage_once_it_has_doubled_the_heap() 
     assert result["enabled"] is False
     assert result["compactions"] == 1  # the one install does
     # A quarter more objects, all cyclic garbage: left alone, nothing collects it.
-    compactions, left = result["quarter"]
-    assert compactions == 1 and left > 0
-    # Past double the heap: one compaction, and the garbage is gone.
-    compactions, left = result["more_than_double"]
-    assert compactions == 2 and left == 0
+    compactions, frozen, left = result["quarter"]
+    assert compactions == 1 and not frozen and left > 0
+    # Past double the heap the first time: taken for the load arriving, frozen without a walk.
+    compactions, frozen, left = result["first_doubling"]
+    assert compactions == 1 and frozen and left > 0
+    # Past double again: a compaction, and all the garbage is gone, the frozen included.
+    compactions, frozen, left = result["second_doubling"]
+    assert compactions == 2 and frozen and left == 0
     assert result["enabled_after"] is True
