@@ -27,8 +27,6 @@ from protocol.messages.values import BOT_NAME_RULE, NEW_BOT_NAME_PATTERN
 GUEST_ACCOUNT = "guest"
 """The account every guest's matches are recorded under; no bot can be registered as it."""
 
-_NAMES_PER_READ = 500
-"""Bot names per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
 _ACTIVE_TOKENS = select(Bot.name, Bot.token_hash).where(
     Bot.name.in_(bindparam("names", expanding=True)), Bot.active
 )
@@ -132,8 +130,7 @@ class AccountStore(StoreCore):
         names = list(logins)
         current: dict[str, str] = {}
         async with self._read() as session:
-            for start in range(0, len(names), _NAMES_PER_READ):
-                chunk = names[start : start + _NAMES_PER_READ]
+            for chunk in queries.in_chunks(names):
                 rows = await session.execute(_ACTIVE_TOKENS, {"names": chunk})
                 current.update((name, hashed) for name, hashed in rows)
         return {name for name, hashed in logins.items() if current.get(name) != hashed}

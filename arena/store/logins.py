@@ -10,7 +10,7 @@ read queued behind them: the rated openings' pair history, which a pairing
 pass waits for, took 2-3 s, and the load bench's pairing p99 was seconds.
 
 ``LoginReads.read(name)`` queues the name. One task reads: the names
-queued so far in one transaction (``BOTS_PER_STATEMENT`` per statement),
+queued so far in one transaction (``queries.in_chunks`` per statement),
 then the names queued while it ran, until none wait. A lone login is read
 at once, as before; under a storm each read takes in everything that
 arrived during the last one. A read that fails fails every login it held
@@ -29,9 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from arena.store.models import Bot, Rating
-
-BOTS_PER_STATEMENT = 500
-"""Names per ``IN`` list: well under SQLite's limit on bound parameters."""
+from arena.store.queries import in_chunks
 
 Login = tuple[Bot, dict[str, float]]
 """A bot's row and its ratings by game, as one login needs them."""
@@ -40,16 +38,12 @@ Login = tuple[Bot, dict[str, float]]
 async def read_logins(session: AsyncSession, names: Sequence[str]) -> dict[str, Login]:
     """The rows and ratings of the bots named ``names`` that exist (active or not)."""
     bots: dict[int, Bot] = {}
-    for start in range(0, len(names), BOTS_PER_STATEMENT):
-        chunk = names[start : start + BOTS_PER_STATEMENT]
+    for chunk in in_chunks(names):
         for bot in await session.scalars(select(Bot).where(Bot.name.in_(chunk))):
             bots[bot.id] = bot
     ratings: dict[int, dict[str, float]] = {bot_id: {} for bot_id in bots}
-    ids = list(bots)
-    for start in range(0, len(ids), BOTS_PER_STATEMENT):
-        query = select(Rating.bot_id, Rating.game, Rating.rating).where(
-            Rating.bot_id.in_(ids[start : start + BOTS_PER_STATEMENT])
-        )
+    for ids in in_chunks(list(bots)):
+        query = select(Rating.bot_id, Rating.game, Rating.rating).where(Rating.bot_id.in_(ids))
         for bot_id, game, rating in await session.execute(query):
             ratings[bot_id][game] = rating
     return {bot.name: (bot, ratings[bot_id]) for bot_id, bot in bots.items()}

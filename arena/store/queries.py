@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from sqlalchemy import ColumnElement, Row, Select, and_, case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,6 +23,18 @@ from arena.store.records import (
 )
 from arena.store.searches import search_json
 from protocol.games.base import winner_score
+
+_T = TypeVar("_T")
+
+VALUES_PER_STATEMENT = 500
+"""Values per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
+
+
+def in_chunks(values: Sequence[_T]) -> Iterator[Sequence[_T]]:
+    """``values`` in slices of ``VALUES_PER_STATEMENT``, one ``IN`` list each."""
+    for start in range(0, len(values), VALUES_PER_STATEMENT):
+        yield values[start : start + VALUES_PER_STATEMENT]
+
 
 _Player0 = aliased(Bot, name="player0")
 _Player1 = aliased(Bot, name="player1")
