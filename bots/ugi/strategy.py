@@ -41,9 +41,18 @@ ENGINE_MARGIN_MS = 10.0
 STOP_WAIT_S = 2.0
 """Without a clock: how long after ``stop`` an engine may take to send its ``bestmove``."""
 
-HANG_MARGIN_S = 0.005
-"""Under a clock, an engine has hung this long before the move's last moment, so the
-forfeit is normally sent before the client would send a fallback move instead."""
+HANG_MARGIN_S = 0.05
+"""Under a clock, an engine has hung this long before the move's last moment (or halfway
+from its ``stop`` there, when less is left: ``hung_at``), so the forfeit reaches the
+client before it sends a fallback move instead, even on a busy machine."""
+
+
+def hung_at(stopped: float, expires: float) -> float:
+    """When an engine sent ``stop`` at ``stopped`` has hung, if ``expires`` is the last
+    moment to send the move: ``HANG_MARGIN_S`` before it, or halfway there when the time
+    between is shorter than twice that (never before ``stopped``)."""
+    margin = min(HANG_MARGIN_S, max(0.0, expires - stopped) / 2)
+    return max(stopped, expires - margin)
 
 
 class UGIStrategy(Strategy):
@@ -178,8 +187,8 @@ class UGIStrategy(Strategy):
         if own is not None:
             movetime = min(movetime, own)
         soft = min(budget.deadline, now + (movetime + ENGINE_MARGIN_MS) / 1000.0)
-        hard = soft + STOP_WAIT_S if budget.expires is None else budget.expires - HANG_MARGIN_S
-        return movetime, soft, max(soft + HANG_MARGIN_S, hard)
+        hard = soft + STOP_WAIT_S if budget.expires is None else hung_at(soft, budget.expires)
+        return movetime, soft, hard
 
 
 def _merge(old: Info | None, new: Info) -> Info:

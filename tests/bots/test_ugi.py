@@ -32,7 +32,7 @@ from bots.ugi.lines import (
     position_command,
 )
 from bots.ugi.spec import parse_engine_command
-from bots.ugi.strategy import UGIStrategy
+from bots.ugi.strategy import HANG_MARGIN_S, UGIStrategy, hung_at
 from protocol.games import Termination, new_game
 from protocol.messages import TimeControl
 
@@ -292,3 +292,13 @@ def test_engine_stderr_goes_to_a_log_file_and_close_leaves_no_process(
 def test_an_engine_is_described_by_its_spec_as_given() -> None:
     spec = parse_engine_command(f"{sys.executable}  {ENGINE} good --movetime 200")
     assert spec.describe() == f"ugi:{sys.executable} {ENGINE} good --movetime 200"
+
+
+def test_a_hung_engine_is_given_up_early_enough_for_its_forfeit_to_arrive() -> None:
+    # Plenty of time after the stop: the margin before the move's last moment is kept whole,
+    # so a busy machine still delivers the forfeit before the client's fallback move.
+    assert hung_at(10.0, 11.0) == pytest.approx(11.0 - HANG_MARGIN_S)
+    # Little time: halfway from the stop to the last moment.
+    assert hung_at(10.0, 10.02) == pytest.approx(10.01)
+    # None at all: at the stop.
+    assert hung_at(10.0, 9.9) == 10.0
